@@ -1,0 +1,318 @@
+//! The per-revision codec: writes neutral-model messages exactly as a revision defines them.
+//!
+//! Handler code builds the neutral types of [`crate::types`], which hold the union of every
+//! revision. Before a message leaves, the codec shapes its JSON for the negotiated revision:
+//! members a revision lacks are dropped (a `title` for 2024-11-05, `structuredContent`
+//! before 2025-06-18, `execution` outside 2025-11-25), content kinds it lacks are turned into
+//! text that says what was there, and what a revision requires is added (`resultType`,
+//! `ttlMs`/`cacheScope` and `_meta` server info from 2026-07-28). The tests validate the
+//! output against each revision's official schema with extra members forbidden.
+
+use serde_json::{Map, Value};
+
+use crate::revision::ProtocolVersion as V;
+use crate::types::{meta_keys, CacheHint, CacheScope, Implementation};
+
+type Object = Map<String, Value>;
+
+/// Removes the members of `obj` that `rev` does not have: each rule is (member, first
+/// revision that has it, last revision that has it).
+fn strip(obj: &mut Object, rev: V, rules: &[(&str, V, V)]) {
+    for (key, since, until) in rules {
+        if rev < *since || rev > *until {
+            obj.remove(*key);
+        }
+    }
+}
+
+const ANY: V = V::V2024_11_05;
+const NOW: V = V::V2026_07_28;
+
+fn for_each_object(value: Option<&mut Value>, mut f: impl FnMut(&mut Object)) {
+    if let Some(Value::Array(items)) = value {
+        for item in items {
+            if let Value::Object(o) = item {
+                f(o);
+            }
+        }
+    }
+}
+
+fn shape_annotations(obj: &mut Object, rev: V) {
+    if let Some(Value::Object(a)) = obj.get_mut("annotations") {
+        strip(a, rev, &[("lastModified", V::V2025_06_18, NOW)]);
+    }
+}
+
+/// Shapes an `Implementation` (client or server info).
+pub fn shape_implementation(obj: &mut Object, rev: V) {
+    strip(
+        obj,
+        rev,
+        &[
+            ("title", V::V2025_06_18, NOW),
+            ("description", V::V2025_11_25, NOW),
+            ("icons", V::V2025_11_25, NOW),
+            ("websiteUrl", V::V2025_11_25, NOW),
+        ],
+    );
+}
+
+/// Shapes `ServerCapabilities`.
+pub fn shape_server_capabilities(obj: &mut Object, rev: V) {
+    strip(
+        obj,
+        rev,
+        &[
+            ("completions", V::V2025_03_26, NOW),
+            ("tasks", V::V2025_11_25, V::V2025_11_25),
+            ("extensions", V::V2026_07_28, NOW),
+        ],
+    );
+}
+
+fn shape_resource_contents(obj: &mut Object, rev: V) {
+    strip(obj, rev, &[("_meta", V::V2025_06_18, NOW)]);
+}
+
+/// Describes a content block a revision cannot carry, as text it can.
+fn downgrade_to_text(obj: &Object) -> Object {
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("content");
+    let text = match kind {
+        "audio" => format!(
+            "[audio content ({}) not representable in this protocol revision]",
+            obj.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type")
+        ),
+        "resource_link" => format!(
+            "[resource link: {}]",
+            obj.get("uri").and_then(Value::as_str).unwrap_or("")
+        ),
+        other => format!("[{other} content not representable in this protocol revision]"),
+    };
+    Object::from_iter([("type".into(), "text".into()), ("text".into(), text.into())])
+}
+
+/// Shapes one content block; blocks a revision lacks become text.
+pub fn shape_content(obj: &mut Object, rev: V) {
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    let since = match kind.as_str() {
+        "audio" => V::V2025_03_26,
+        "resource_link" => V::V2025_06_18,
+        "tool_use" | "tool_result" => V::V2025_11_25,
+        _ => ANY,
+    };
+    if rev < since {
+        *obj = downgrade_to_text(obj);
+        return;
+    }
+    strip(obj, rev, &[("_meta", V::V2025_06_18, NOW)]);
+    shape_annotations(obj, rev);
+    match kind.as_str() {
+        "resource" => {
+            if let Some(Value::Object(r)) = obj.get_mut("resource") {
+                shape_resource_contents(r, rev);
+            }
+        }
+        "resource_link" => strip(obj, rev, &[("icons", V::V2025_11_25, NOW)]),
+        "tool_result" => for_each_object(obj.get_mut("content"), |c| shape_content(c, rev)),
+        _ => {}
+    }
+}
+
+fn shape_content_list(value: Option<&mut Value>, rev: V) {
+    for_each_object(value, |c| shape_content(c, rev));
+}
+
+/// Shapes a `Tool`.
+pub fn shape_tool(obj: &mut Object, rev: V) {
+    strip(
+        obj,
+        rev,
+        &[
+            ("title", V::V2025_06_18, NOW),
+            ("outputSchema", V::V2025_06_18, NOW),
+            ("_meta", V::V2025_06_18, NOW),
+            ("annotations", V::V2025_03_26, NOW),
+            ("icons", V::V2025_11_25, NOW),
+            ("execution", V::V2025_11_25, V::V2025_11_25),
+        ],
+    );
+}
+
+fn shape_listed(obj: &mut Object, rev: V) {
+    strip(
+        obj,
+        rev,
+        &[("title", V::V2025_06_18, NOW), ("_meta", V::V2025_06_18, NOW), ("icons", V::V2025_11_25, NOW)],
+    );
+    shape_annotations(obj, rev);
+}
+
+fn shape_prompt(obj: &mut Object, rev: V) {
+    shape_listed(obj, rev);
+    for_each_object(obj.get_mut("arguments"), |a| strip(a, rev, &[("title", V::V2025_06_18, NOW)]));
+}
+
+/// Is this method's result cacheable (it carries `ttlMs`/`cacheScope` from 2026-07-28)?
+pub fn is_cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" | "resources/read" | "server/discover"
+    )
+}
+
+/// What the modern era adds to every result.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultContext<'a> {
+    /// The server's info, put in `_meta` of every modern result.
+    pub server_info: Option<&'a Implementation>,
+    /// Caching hints for cacheable results.
+    pub cache: CacheHint,
+}
+
+/// Shapes the result of `method` for `rev`, in place.
+pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContext<'_>) {
+    let Value::Object(obj) = result else { return };
+    match method {
+        "initialize" => {
+            if let Some(Value::Object(i)) = obj.get_mut("serverInfo") {
+                shape_implementation(i, rev);
+            }
+            if let Some(Value::Object(c)) = obj.get_mut("capabilities") {
+                shape_server_capabilities(c, rev);
+            }
+        }
+        "server/discover" => {
+            if let Some(Value::Object(c)) = obj.get_mut("capabilities") {
+                shape_server_capabilities(c, rev);
+            }
+        }
+        "tools/list" => for_each_object(obj.get_mut("tools"), |t| shape_tool(t, rev)),
+        "tools/call" => {
+            if rev < V::V2025_06_18 {
+                if let Some(structured) = obj.remove("structuredContent") {
+                    let empty = obj.get("content").and_then(Value::as_array).is_none_or(|c| c.is_empty());
+                    if empty {
+                        // The structured value is the whole answer: keep it as text.
+                        let block = Object::from_iter([
+                            ("type".into(), "text".into()),
+                            ("text".into(), structured.to_string().into()),
+                        ]);
+                        obj.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+                    }
+                }
+            }
+            shape_content_list(obj.get_mut("content"), rev);
+        }
+        "prompts/list" => for_each_object(obj.get_mut("prompts"), |p| shape_prompt(p, rev)),
+        "prompts/get" => for_each_object(obj.get_mut("messages"), |m| {
+            if let Some(Value::Object(c)) = m.get_mut("content") {
+                shape_content(c, rev);
+            }
+        }),
+        "resources/list" => for_each_object(obj.get_mut("resources"), |r| shape_listed(r, rev)),
+        "resources/templates/list" => for_each_object(obj.get_mut("resourceTemplates"), |r| shape_listed(r, rev)),
+        "resources/read" => for_each_object(obj.get_mut("contents"), |c| shape_resource_contents(c, rev)),
+        _ => {}
+    }
+    finish_result(method, obj, rev, ctx);
+}
+
+/// Adds or removes the era-specific members every result has.
+fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>) {
+    if !rev.has_result_type() {
+        obj.remove("resultType");
+        obj.remove("ttlMs");
+        obj.remove("cacheScope");
+        return;
+    }
+    obj.entry("resultType").or_insert_with(|| "complete".into());
+    if is_cacheable(method) {
+        obj.entry("ttlMs").or_insert_with(|| ctx.cache.ttl_ms.into());
+        obj.entry("cacheScope").or_insert_with(|| {
+            match ctx.cache.scope {
+                CacheScope::Public => "public",
+                CacheScope::Private => "private",
+            }
+            .into()
+        });
+    }
+    if let Some(info) = ctx.server_info {
+        let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Object::new()));
+        if let Value::Object(meta) = meta {
+            if !meta.contains_key(meta_keys::SERVER_INFO) {
+                let mut info = serde_json::to_value(info).unwrap_or(Value::Null);
+                if let Value::Object(i) = &mut info {
+                    shape_implementation(i, rev);
+                }
+                meta.insert(meta_keys::SERVER_INFO.into(), info);
+            }
+        }
+    }
+}
+
+/// Shapes the params of a notification the server sends, in place.
+pub fn shape_notification_params(method: &str, params: &mut Value, rev: V) {
+    let Value::Object(obj) = params else { return };
+    if method == "notifications/progress" {
+        strip(obj, rev, &[("message", V::V2025_03_26, NOW)]);
+    }
+}
+
+/// Shapes the params of a request the server sends to the client (legacy era), in place.
+pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
+    let Value::Object(obj) = params else { return };
+    match method {
+        "sampling/createMessage" => {
+            strip(obj, rev, &[("tools", V::V2025_11_25, NOW), ("toolChoice", V::V2025_11_25, NOW)]);
+            for_each_object(obj.get_mut("messages"), |m| {
+                strip(m, rev, &[("_meta", V::V2025_11_25, NOW)]);
+                match m.get_mut("content") {
+                    Some(Value::Object(c)) => shape_content(c, rev),
+                    Some(list @ Value::Array(_)) => shape_content_list(Some(list), rev),
+                    _ => {}
+                }
+            });
+        }
+        "elicitation/create" => strip(
+            obj,
+            rev,
+            &[("mode", V::V2025_11_25, NOW), ("url", V::V2025_11_25, NOW), ("elicitationId", V::V2025_11_25, NOW)],
+        ),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn drops_what_a_revision_lacks() {
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
+        let mut r = json!({"tools":[{"name":"t","title":"T","inputSchema":{"type":"object"},"annotations":{},"icons":[],"execution":{}}]});
+        shape_result("tools/list", &mut r, V::V2024_11_05, &ctx);
+        assert_eq!(r, json!({"tools":[{"name":"t","inputSchema":{"type":"object"}}]}));
+    }
+
+    #[test]
+    fn adds_what_modern_requires() {
+        let info = Implementation::new("s", "1");
+        let ctx = ResultContext { server_info: Some(&info), cache: CacheHint::default() };
+        let mut r = json!({"tools":[]});
+        shape_result("tools/list", &mut r, V::V2026_07_28, &ctx);
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["ttlMs"], 0);
+        assert_eq!(r["cacheScope"], "private");
+        assert_eq!(r["_meta"][meta_keys::SERVER_INFO]["name"], "s");
+    }
+
+    #[test]
+    fn audio_becomes_text_before_2025_03_26() {
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
+        let mut r = json!({"content":[{"type":"audio","data":"AA==","mimeType":"audio/wav"}]});
+        shape_result("tools/call", &mut r, V::V2024_11_05, &ctx);
+        assert_eq!(r["content"][0]["type"], "text");
+    }
+}

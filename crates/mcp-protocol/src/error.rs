@@ -1,0 +1,83 @@
+//! JSON-RPC and MCP error codes, and the error object carried by error responses.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Invalid JSON was received.
+pub const PARSE_ERROR: i64 = -32700;
+/// The JSON sent is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// The method does not exist or is not available (also: capability not declared).
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameters (also, from 2026-07-28: resource not found, missing `_meta`).
+pub const INVALID_PARAMS: i64 = -32602;
+/// Internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
+/// Resource not found (legacy revisions only; 2026-07-28 uses [`INVALID_PARAMS`]).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// URL elicitation required (2025-11-25 only).
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+/// HTTP headers disagree with the body (2026-07-28).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// The request needs a client capability the client did not declare (2026-07-28).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// The requested protocol version is not supported (2026-07-28).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The `error` member of a JSON-RPC error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: i64,
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information about the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and a message.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Attaches `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32700` Parse error.
+    pub fn parse_error(detail: impl std::fmt::Display) -> Self {
+        Self::new(PARSE_ERROR, format!("Parse error: {detail}"))
+    }
+
+    /// `-32600` Invalid Request.
+    pub fn invalid_request(detail: impl std::fmt::Display) -> Self {
+        Self::new(INVALID_REQUEST, format!("Invalid Request: {detail}"))
+    }
+
+    /// `-32601` Method not found.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
+    }
+
+    /// `-32602` Invalid params.
+    pub fn invalid_params(detail: impl std::fmt::Display) -> Self {
+        Self::new(INVALID_PARAMS, format!("Invalid params: {detail}"))
+    }
+
+    /// `-32603` Internal error.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        Self::new(INTERNAL_ERROR, format!("Internal error: {detail}"))
+    }
+}
+
+impl std::fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}

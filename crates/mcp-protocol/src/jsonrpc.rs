@@ -1,0 +1,406 @@
+//! The JSON-RPC 2.0 envelope: ids, requests, notifications, responses, batches.
+//!
+//! Decoding classifies bad input precisely, so that a server can answer each kind with the
+//! right error: invalid JSON is a parse error (`-32700`, id null); JSON that is not a
+//! request, notification or response is an invalid request (`-32600`), with the id when one
+//! could be read.
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+use crate::error::ErrorObject;
+
+/// A JSON-RPC request id: a string or an integer (never null in a request).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+impl RequestId {
+    /// Reads an id from a JSON value; `None` for null, floats, objects, arrays, booleans.
+    pub fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(Self::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(Self::Number),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Number(n) => Value::from(*n),
+            Self::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => s.serialize_i64(*n),
+            Self::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Self::from_value(&v)
+            .ok_or_else(|| de::Error::custom("a request id must be a string or an integer"))
+    }
+}
+
+/// A request: it expects a response with the same id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response must carry.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The parameters, if any (an object in MCP).
+    pub params: Option<Value>,
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The parameters, if any.
+    pub params: Option<Value>,
+}
+
+/// A response: a result or an error for the request with `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request answered; `None` only for errors about unreadable requests.
+    pub id: Option<RequestId>,
+    /// The result, or the error.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+/// Any single JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response (result or error).
+    Response(Response),
+}
+
+/// Why a JSON value is not a valid JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidMessage {
+    /// The id, when one could be read (so that the error response can carry it).
+    pub id: Option<RequestId>,
+    /// The error to answer with (`-32600`).
+    pub error: ErrorObject,
+}
+
+/// A decoded frame: one message, or a batch (an array) of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A single message.
+    Single(Message),
+    /// A JSON array of messages; each element decoded on its own.
+    Batch(Vec<Result<Message, InvalidMessage>>),
+}
+
+/// Why a frame could not be decoded at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecodeError {
+    /// Not JSON: answer `-32700` with a null id.
+    Parse(ErrorObject),
+    /// JSON but not a message (or an empty batch): answer `-32600`.
+    Invalid(InvalidMessage),
+}
+
+impl DecodeError {
+    /// The id to answer with (null for parse errors).
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Parse(_) => None,
+            Self::Invalid(m) => m.id.as_ref(),
+        }
+    }
+
+    /// The error object to answer with.
+    pub fn error(&self) -> &ErrorObject {
+        match self {
+            Self::Parse(e) => e,
+            Self::Invalid(m) => &m.error,
+        }
+    }
+}
+
+/// Deserializes a present field as `Some`, even when it is `null`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The envelope as it arrives: every member optional, classified afterwards.
+#[derive(Deserialize)]
+struct RawEnvelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn invalid(id: Option<RequestId>, detail: impl fmt::Display) -> InvalidMessage {
+    InvalidMessage { id, error: ErrorObject::invalid_request(detail) }
+}
+
+impl RawEnvelope {
+    fn classify(self) -> Result<Message, InvalidMessage> {
+        let id = match &self.id {
+            None | Some(Value::Null) => None,
+            Some(v) => match RequestId::from_value(v) {
+                Some(id) => Some(id),
+                None => return Err(invalid(None, "id must be a string or an integer")),
+            },
+        };
+        if self.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+            return Err(invalid(id, "jsonrpc must be \"2.0\""));
+        }
+        if let Some(method) = self.method {
+            let Value::String(method) = method else {
+                return Err(invalid(id, "method must be a string"));
+            };
+            if let Some(p) = &self.params {
+                if !(p.is_object() || p.is_array()) {
+                    return Err(invalid(id, "params must be an object or an array"));
+                }
+            }
+            return match (self.id, id) {
+                (None, _) => Ok(Message::Notification(Notification { method, params: self.params })),
+                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params: self.params })),
+                (Some(_), None) => Err(invalid(None, "a request id must not be null")),
+            };
+        }
+        match (self.result, self.error) {
+            (Some(result), None) => match id {
+                Some(id) => Ok(Message::Response(Response { id: Some(id), outcome: Ok(result) })),
+                None => Err(invalid(None, "a result response needs an id")),
+            },
+            (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+                Ok(e) => Ok(Message::Response(Response { id, outcome: Err(e) })),
+                Err(e) => Err(invalid(id, format_args!("malformed error object: {e}"))),
+            },
+            (Some(_), Some(_)) => Err(invalid(id, "a response has either result or error, not both")),
+            (None, None) => Err(invalid(id, "missing method")),
+        }
+    }
+}
+
+fn classify_value(v: Value) -> Result<Message, InvalidMessage> {
+    if !v.is_object() {
+        return Err(invalid(None, "a message must be a JSON object"));
+    }
+    match serde_json::from_value::<RawEnvelope>(v) {
+        Ok(raw) => raw.classify(),
+        Err(e) => Err(invalid(None, e)),
+    }
+}
+
+/// Decodes one frame (one line on stdio, one HTTP body).
+pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        // Fast path: decode straight into the envelope without an intermediate Value tree.
+        return match serde_json::from_str::<RawEnvelope>(text) {
+            Ok(raw) => raw.classify().map(Incoming::Single).map_err(DecodeError::Invalid),
+            Err(e) if e.is_syntax() || e.is_eof() => Err(DecodeError::Parse(ErrorObject::parse_error(e))),
+            Err(e) => Err(DecodeError::Invalid(invalid(None, e))),
+        };
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
+    match value {
+        Value::Array(items) if items.is_empty() => Err(DecodeError::Invalid(invalid(None, "empty batch"))),
+        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify_value).collect())),
+        other => classify_value(other).map(Incoming::Single).map_err(DecodeError::Invalid),
+    }
+}
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct WireNotification<'a> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct WireResult<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireError<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+}
+
+fn to_string<T: Serialize>(v: &T) -> String {
+    // Serializing these envelopes cannot fail: every member is a JSON value or a string.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+impl Message {
+    /// Encodes the message as one line of JSON (no trailing newline, no embedded newlines).
+    pub fn encode(&self) -> String {
+        match self {
+            Message::Request(r) => encode_request(&r.id, &r.method, r.params.as_ref()),
+            Message::Notification(n) => encode_notification(&n.method, n.params.as_ref()),
+            Message::Response(r) => match &r.outcome {
+                Ok(v) => match &r.id {
+                    Some(id) => encode_result(id, v),
+                    None => encode_error(None, &ErrorObject::internal("result without id")),
+                },
+                Err(e) => encode_error(r.id.as_ref(), e),
+            },
+        }
+    }
+
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+/// Encodes a request.
+pub fn encode_request(id: &RequestId, method: &str, params: Option<&Value>) -> String {
+    to_string(&WireRequest { jsonrpc: "2.0", id, method, params })
+}
+
+/// Encodes a notification.
+pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
+    to_string(&WireNotification { jsonrpc: "2.0", method, params })
+}
+
+/// Encodes a successful response.
+pub fn encode_result(id: &RequestId, result: &Value) -> String {
+    to_string(&WireResult { jsonrpc: "2.0", id, result })
+}
+
+/// Encodes an error response (`id` null when the request's id could not be read).
+pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> String {
+    to_string(&WireError { jsonrpc: "2.0", id, error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::*;
+
+    fn single(s: &str) -> Message {
+        match decode(s) {
+            Ok(Incoming::Single(m)) => m,
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    fn invalid_code(s: &str) -> (i64, Option<RequestId>) {
+        match decode(s) {
+            Err(e) => (e.error().code, e.id().cloned()),
+            Ok(Incoming::Single(m)) => panic!("{s} decoded as {m:?}"),
+            Ok(Incoming::Batch(b)) => panic!("{s} decoded as batch {b:?}"),
+        }
+    }
+
+    #[test]
+    fn decodes_each_kind() {
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Message::Request(r) if r.id == RequestId::Number(1)));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}"#), Message::Request(r) if r.id == RequestId::from("a")));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Message::Notification(_)));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Message::Response(Response { outcome: Ok(_), .. })));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#), Message::Response(Response { id: None, outcome: Err(_) })));
+    }
+
+    #[test]
+    fn classifies_bad_input() {
+        assert_eq!(invalid_code("{not json").0, PARSE_ERROR);
+        assert_eq!(invalid_code("").0, PARSE_ERROR);
+        assert_eq!(invalid_code("42").0, INVALID_REQUEST);
+        assert_eq!(invalid_code("[]").0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":7}"#), (INVALID_REQUEST, Some(RequestId::Number(7))));
+        assert_eq!(invalid_code(r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#), (INVALID_REQUEST, Some(RequestId::from("x"))));
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).0, INVALID_REQUEST);
+    }
+
+    #[test]
+    fn batch_elements_decode_independently() {
+        let Ok(Incoming::Batch(items)) = decode(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#) else { panic!() };
+        assert!(items[0].is_ok());
+        assert!(items[1].is_err());
+    }
+
+    #[test]
+    fn encodes_round_trip() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":"q","result":{"a":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        ] {
+            assert_eq!(single(text).encode(), text);
+        }
+    }
+}

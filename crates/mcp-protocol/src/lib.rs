@@ -1,0 +1,21 @@
+//! The Model Context Protocol wire model, for every published revision.
+//!
+//! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its decoding with precise error classes.
+//! - [`revision`]: the revisions and what each one has.
+//! - [`types`]: the neutral model that handler code sees.
+//! - [`codec`]: writes neutral messages exactly as a revision defines them.
+//! - [`engine`]: sans-IO protocol machinery (correlation, progress, cursors).
+//! - [`uri_template`]: RFC 6570 URI templates, expanded and matched.
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod engine;
+pub mod error;
+pub mod jsonrpc;
+pub mod revision;
+pub mod types;
+pub mod uri_template;
+
+pub use error::ErrorObject;
+pub use jsonrpc::{Message, Notification, Request, RequestId, Response};
+pub use revision::{Era, ProtocolVersion};

@@ -1,0 +1,43 @@
+//! The neutral model: one Rust type per MCP concept, as handler code sees it.
+//!
+//! These types hold the union of what every revision can say. Writing them for a given
+//! revision (dropping what it lacks, adding what it requires) is the job of [`crate::codec`].
+//! Unknown members are ignored on input, never a decode failure; `_meta` is kept.
+
+mod client;
+mod common;
+mod completion;
+mod content;
+mod lifecycle;
+mod logging;
+mod notifications;
+mod prompts;
+mod resources;
+mod subscriptions;
+mod tools;
+
+pub use client::*;
+pub use common::*;
+pub use completion::*;
+pub use content::*;
+pub use lifecycle::*;
+pub use logging::*;
+pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
+pub use subscriptions::*;
+pub use tools::*;
+
+/// A `_meta` object: reserved metadata attached to requests, results, notifications and types.
+pub type Meta = serde_json::Map<String, serde_json::Value>;
+
+/// A JSON object (`{ [key: string]: unknown }`).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// Params of list requests: an opaque pagination cursor.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PaginatedParams {
+    /// Where to continue from; absent for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,46 @@
+//! Byte transports for MCP: they move whole JSON-RPC frames and know nothing of their meaning.
+//!
+//! Every transport produces a [`Connection`]: a stream of inbound frames and a sink of
+//! outbound ones, as bounded channels, so runtimes are written once for all transports.
+//!
+//! - [`stdio`]: newline-delimited frames over any `AsyncRead`/`AsyncWrite` pair, the process's
+//!   own stdin/stdout among them, with a bound on the size of a frame.
+//! - [`memory`]: a connected pair of in-memory connections, for tests and embedding.
+#![deny(missing_docs)]
+
+pub mod memory;
+pub mod stdio;
+
+use tokio::sync::mpsc;
+
+/// Why an inbound frame could not be delivered as text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// The frame was longer than the limit; it was skipped without being held in memory.
+    #[error("message of more than {limit} bytes skipped")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The frame was not valid UTF-8.
+    #[error("message is not valid UTF-8")]
+    InvalidUtf8,
+}
+
+/// One inbound frame: the text of a message, or why it could not be read.
+pub type Inbound = Result<String, FrameError>;
+
+/// One end of a message connection.
+#[derive(Debug)]
+pub struct Connection {
+    /// Frames from the peer; `None` once the peer has closed.
+    pub incoming: mpsc::Receiver<Inbound>,
+    /// Frames to the peer; dropping every clone closes the connection's sending side.
+    pub outgoing: mpsc::Sender<String>,
+}
+
+/// Default bound on one inbound frame: 4 MiB.
+pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;
+
+/// Capacity of the channels between a transport's tasks and the runtime.
+pub const CHANNEL_CAPACITY: usize = 256;
