@@ -1,1 +1,98 @@
-fn main() {}
+//! `mcp`: the Model Context Protocol command-line tool.
+
+mod reference;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The Model Context Protocol tool: a reference server, and (soon) a client and a bridge.
+#[derive(Parser)]
+#[command(
+    name = "mcp",
+    version,
+    about,
+    after_help = "Example:\n  mcp serve          # the reference server on stdio"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the reference server (every MCP feature) on stdio.
+    #[command(
+        after_help = "Example:\n  mcp serve\n  echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}' | mcp serve"
+    )]
+    Serve {
+        /// Serve Streamable HTTP on this address instead of stdio (not available yet).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+    },
+}
+
+fn init_tracing() {
+    // stdout carries protocol messages only: every diagnostic goes to stderr.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Serve { http: Some(addr) } => {
+            eprintln!("mcp: Streamable HTTP (--http {addr}) is not implemented yet; use stdio");
+            ExitCode::from(2)
+        }
+        Command::Serve { http: None } => runtime.block_on(serve_stdio()),
+    }
+}
+
+async fn serve_stdio() -> ExitCode {
+    let server = reference::server();
+    let serving = server.serve(mcp_transport::stdio::stdio());
+    tokio::select! {
+        _ = serving => ExitCode::SUCCESS,
+        _ = terminated() => ExitCode::SUCCESS,
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

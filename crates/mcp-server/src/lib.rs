@@ -1,1 +1,42 @@
-//! mcp-server
+//! The MCP server runtime: register tools, resources and prompts (at start-up or at any
+//! time after), then serve them on any transport, to clients of every protocol revision.
+//!
+//! ```no_run
+//! use mcp_server::{Server, HandlerResult};
+//! use mcp_protocol::types::{CallToolResult, Tool};
+//! use serde_json::json;
+//!
+//! # async fn run() {
+//! let server = Server::builder("demo", "1.0").build();
+//! server.add_tool(
+//!     Tool::new("echo", "Echoes its text", json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})),
+//!     |args, _ctx| async move {
+//!         let text = args.get("text").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+//!         HandlerResult::Ok(CallToolResult::text(text))
+//!     },
+//! );
+//! server.serve(mcp_transport::stdio::stdio()).await;
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod connection;
+mod context;
+mod error;
+mod methods;
+mod outbound;
+mod registry;
+mod server;
+
+pub use context::Context;
+pub use error::{HandlerError, HandlerResult};
+pub use registry::Change;
+pub use server::{Server, ServerBuilder, ServerConfig};
+
+impl Server {
+    /// Serves this server on one connection until the client closes it; in-flight requests
+    /// get [`ServerConfig::shutdown_grace`] to finish, and everything sent is flushed.
+    pub async fn serve(&self, connection: mcp_transport::Connection) {
+        connection::serve(self.clone(), connection).await
+    }
+}

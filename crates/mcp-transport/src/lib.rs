@@ -37,6 +37,9 @@ pub struct Connection {
     pub incoming: mpsc::Receiver<Inbound>,
     /// Frames to the peer; dropping every clone closes the connection's sending side.
     pub outgoing: mpsc::Sender<String>,
+    /// The task writing frames out, when there is one: await it after dropping every
+    /// `outgoing` sender to be sure everything sent was flushed.
+    pub writer: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Default bound on one inbound frame: 4 MiB.

@@ -21,7 +21,11 @@ fn bridge(mut from_peer: mpsc::Receiver<String>, to_peer: mpsc::Sender<String>) 
             }
         }
     });
-    Connection { incoming: rx, outgoing: to_peer }
+    Connection {
+        incoming: rx,
+        outgoing: to_peer,
+        writer: None,
+    }
 }
 
 #[cfg(test)]

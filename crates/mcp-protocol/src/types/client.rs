@@ -13,6 +13,8 @@ pub struct SamplingMessage {
 }
 
 /// The content of a sampling message: one block or a list.
+// One inline block is by far the common case; boxing it would cost an allocation each time.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SamplingContent {

@@ -27,22 +27,40 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// Text content.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextContent { text: text.into(), annotations: None, meta: None })
+        Self::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        })
     }
 
     /// Image content from base64 data.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self::Image(ImageContent { data: data.into(), mime_type: mime_type.into(), annotations: None, meta: None })
+        Self::Image(ImageContent {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        })
     }
 
     /// Audio content from base64 data.
     pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self::Audio(AudioContent { data: data.into(), mime_type: mime_type.into(), annotations: None, meta: None })
+        Self::Audio(AudioContent {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        })
     }
 
     /// An embedded resource.
     pub fn resource(contents: ResourceContents) -> Self {
-        Self::EmbeddedResource(EmbeddedResource { resource: contents, annotations: None, meta: None })
+        Self::EmbeddedResource(EmbeddedResource {
+            resource: contents,
+            annotations: None,
+            meta: None,
+        })
     }
 
     /// The text, if this is text content.
@@ -199,11 +217,27 @@ pub struct ResourceContents {
 impl ResourceContents {
     /// Text contents.
     pub fn text(uri: impl Into<String>, mime_type: Option<&str>, text: impl Into<String>) -> Self {
-        Self { uri: uri.into(), mime_type: mime_type.map(str::to_owned), text: Some(text.into()), blob: None, meta: None }
+        Self {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: Some(text.into()),
+            blob: None,
+            meta: None,
+        }
     }
 
     /// Binary contents, already base64-encoded.
-    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, base64: impl Into<String>) -> Self {
-        Self { uri: uri.into(), mime_type: mime_type.map(str::to_owned), text: None, blob: Some(base64.into()), meta: None }
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: Option<&str>,
+        base64: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: None,
+            blob: Some(base64.into()),
+            meta: None,
+        }
     }
 }

@@ -129,7 +129,10 @@ pub struct CacheHint {
 
 impl Default for CacheHint {
     fn default() -> Self {
-        Self { ttl_ms: 0, scope: CacheScope::Private }
+        Self {
+            ttl_ms: 0,
+            scope: CacheScope::Private,
+        }
     }
 }
 

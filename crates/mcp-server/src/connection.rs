@@ -1,0 +1,569 @@
+//! One connection: the read loop, the lifecycle of both eras, cancellation, notifications.
+//!
+//! Each request is classified first: an `initialize` makes the connection legacy (for the
+//! negotiated revision); before that, a request whose `_meta` names a protocol version is a
+//! stateless 2026-07-28 request; anything else is refused with a message that says what
+//! to send. Requests then run as their own tasks, so a slow handler never blocks the
+//! connection, and each one can be cancelled.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
+use mcp_protocol::jsonrpc::{self, DecodeError, Incoming, Message, Notification, Request};
+use mcp_protocol::types::{
+    meta_keys, ClientCapabilities, Implementation, InitializeParams, InitializeResult,
+    LoggingLevel, ProgressToken, SubscriptionFilter,
+};
+use mcp_protocol::{codec, ErrorObject, ProtocolVersion, RequestId};
+use mcp_transport::{Connection, FrameError, Inbound};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Context, ContextParts, LogThreshold};
+use crate::outbound::Outbound;
+use crate::registry::Change;
+use crate::server::Server;
+
+/// What the client negotiated with `initialize`.
+#[derive(Clone)]
+pub(crate) struct LegacySession {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Implementation,
+}
+
+/// How one request is to be served.
+#[derive(Clone)]
+pub(crate) struct RequestScope {
+    pub(crate) revision: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) log: LogThreshold,
+}
+
+/// A `subscriptions/listen` stream open on this connection (2026-07-28).
+struct Listen {
+    filter: SubscriptionFilter,
+    /// Cancelled to end the stream gracefully.
+    end: CancellationToken,
+    /// Notifications flow only after the acknowledgement.
+    acknowledged: bool,
+}
+
+pub(crate) struct ConnectionState {
+    pub(crate) server: Server,
+    pub(crate) outbound: Outbound,
+    legacy: Mutex<Option<LegacySession>>,
+    pub(crate) log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    pub(crate) subscriptions: Mutex<HashSet<String>>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    listens: Mutex<HashMap<RequestId, Listen>>,
+    closing: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The methods each era knows; anything else is "method not found".
+fn known_in(method: &str, rev: ProtocolVersion) -> bool {
+    let common = matches!(
+        method,
+        "tools/list"
+            | "tools/call"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+    );
+    if rev.is_modern() {
+        common || matches!(method, "server/discover" | "subscriptions/listen")
+    } else {
+        common
+            || matches!(
+                method,
+                "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel"
+            )
+    }
+}
+
+impl ConnectionState {
+    fn session(&self) -> Option<LegacySession> {
+        lock(&self.legacy).clone()
+    }
+
+    /// The revision of the connection's legacy session, if it has one.
+    fn legacy_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.legacy).as_ref().map(|s| s.version)
+    }
+
+    async fn send_error(&self, id: Option<&RequestId>, error: &ErrorObject) {
+        self.outbound
+            .send_frame(jsonrpc::encode_error(id, error))
+            .await;
+    }
+
+    /// Decides the revision and client context of a request, or the error to answer.
+    fn scope(&self, req: &Request) -> Result<RequestScope, ErrorObject> {
+        if let Some(session) = self.session() {
+            return Ok(RequestScope {
+                revision: session.version,
+                capabilities: session.capabilities,
+                client_info: Some(session.client_info),
+                log: LogThreshold::Shared(self.log_level.clone()),
+            });
+        }
+        let meta = req.params.as_ref().and_then(|p| p.get("_meta"));
+        let version = meta.and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+        let Some(version) = version else {
+            if req.method == "ping" || req.method == "server/discover" {
+                // A probe before any handshake: answered in the newest revision of its era.
+                let revision = if req.method == "ping" {
+                    ProtocolVersion::LATEST_LEGACY
+                } else {
+                    ProtocolVersion::LATEST
+                };
+                return Ok(RequestScope {
+                    revision,
+                    capabilities: ClientCapabilities::default(),
+                    client_info: None,
+                    log: LogThreshold::Fixed(None),
+                });
+            }
+            return Err(ErrorObject::invalid_params(format!(
+                "missing _meta[\"{}\"]: a 2026-07-28 request carries its protocol version; \
+                 a client of an earlier revision must send `initialize` first",
+                meta_keys::PROTOCOL_VERSION
+            )));
+        };
+        let capabilities = meta
+            .and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES))
+            .ok_or_else(|| {
+                ErrorObject::invalid_params(format!(
+                    "missing _meta[\"{}\"]",
+                    meta_keys::CLIENT_CAPABILITIES
+                ))
+            })?;
+        let requested = version.as_str().unwrap_or_default();
+        let revision = ProtocolVersion::parse(requested)
+            .filter(|v| v.is_modern())
+            .ok_or_else(|| {
+                let supported: Vec<&str> = ProtocolVersion::ALL
+                    .iter()
+                    .filter(|v| v.is_modern())
+                    .map(|v| v.as_str())
+                    .collect();
+                ErrorObject::new(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    format!("unsupported protocol version {requested:?}"),
+                )
+                .with_data(json!({"supported": supported, "requested": version}))
+            })?;
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities.clone())
+            .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
+        let client_info = meta
+            .and_then(|m| m.get(meta_keys::CLIENT_INFO))
+            .map(|v| serde_json::from_value::<Implementation>(v.clone()))
+            .transpose()
+            .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
+        let level = meta
+            .and_then(|m| m.get(meta_keys::LOG_LEVEL))
+            .map(|v| serde_json::from_value::<LoggingLevel>(v.clone()))
+            .transpose()
+            .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
+        Ok(RequestScope {
+            revision,
+            capabilities,
+            client_info,
+            log: LogThreshold::Fixed(level),
+        })
+    }
+
+    /// Answers `initialize`: negotiates the version and makes this a legacy connection.
+    fn initialize(&self, req: &Request) -> Result<Value, ErrorObject> {
+        let mut legacy = lock(&self.legacy);
+        if legacy.is_some() {
+            return Err(ErrorObject::invalid_request(
+                "the connection is already initialized",
+            ));
+        }
+        let params: InitializeParams =
+            serde_json::from_value(req.params.clone().unwrap_or(Value::Null))
+                .map_err(|e| ErrorObject::invalid_params(format!("initialize: {e}")))?;
+        let version = ProtocolVersion::parse(&params.protocol_version)
+            .filter(|v| !v.is_modern())
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY);
+        *legacy = Some(LegacySession {
+            version,
+            capabilities: params.capabilities,
+            client_info: params.client_info,
+        });
+        drop(legacy);
+        let server = &self.server.inner;
+        let result = InitializeResult {
+            protocol_version: version,
+            capabilities: self.server.capabilities(),
+            server_info: server.info.clone(),
+            instructions: server.instructions.clone(),
+        };
+        let mut value = serde_json::to_value(result).map_err(ErrorObject::internal)?;
+        let ctx = codec::ResultContext {
+            server_info: None,
+            cache: server.config.cache,
+        };
+        codec::shape_result("initialize", &mut value, version, &ctx);
+        Ok(value)
+    }
+
+    fn context(&self, req: &Request, scope: &RequestScope, cancel: CancellationToken) -> Context {
+        let progress_token = req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(meta_keys::PROGRESS_TOKEN))
+            .and_then(|t| serde_json::from_value::<ProgressToken>(t.clone()).ok());
+        Context::new(ContextParts {
+            request_id: req.id.clone(),
+            revision: scope.revision,
+            client_capabilities: scope.capabilities.clone(),
+            client_info: scope.client_info.clone(),
+            progress_token,
+            log: scope.log.clone(),
+            logging_enabled: self.server.inner.config.logging,
+            cancel,
+            outbound: self.outbound.clone(),
+            request_timeout: self.server.inner.config.request_timeout,
+        })
+    }
+
+    /// Serves one request to completion; `None` when no response is due (cancelled).
+    pub(crate) async fn serve_request(self: &Arc<Self>, req: Request) -> Option<String> {
+        if req.method == "initialize" {
+            return Some(match self.initialize(&req) {
+                Ok(v) => jsonrpc::encode_result(&req.id, &v),
+                Err(e) => jsonrpc::encode_error(Some(&req.id), &e),
+            });
+        }
+        let scope = match self.scope(&req) {
+            Ok(s) => s,
+            Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
+        };
+        if !known_in(&req.method, scope.revision) {
+            return Some(jsonrpc::encode_error(
+                Some(&req.id),
+                &ErrorObject::method_not_found(&req.method),
+            ));
+        }
+        let cancel = self.closing.child_token();
+        if lock(&self.in_flight)
+            .insert(req.id.clone(), cancel.clone())
+            .is_some()
+        {
+            tracing::warn!(id = %req.id, "a request id was reused while the first request is in flight");
+        }
+        let ctx = self.context(&req, &scope, cancel.clone());
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = crate::methods::dispatch(self, &req, &scope, &ctx) => Some(r),
+        };
+        ctx.finish();
+        lock(&self.in_flight).remove(&req.id);
+        let mut result = match outcome? {
+            Ok(v) => v,
+            Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
+        };
+        let server = &self.server.inner;
+        let shape = codec::ResultContext {
+            server_info: Some(&server.info),
+            cache: server.config.cache,
+        };
+        codec::shape_result(&req.method, &mut result, scope.revision, &shape);
+        Some(jsonrpc::encode_result(&req.id, &result))
+    }
+
+    /// Opens a `subscriptions/listen` stream and waits until it ends: `None` when the
+    /// client cancelled it (no response is due), the final result when the server ends it.
+    pub(crate) async fn listen(&self, id: &RequestId, filter: SubscriptionFilter) -> Option<Value> {
+        let caps = self.server.capabilities();
+        let flag =
+            |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
+        let honoured = SubscriptionFilter {
+            tools_list_changed: flag(filter.tools_list_changed, caps.tools.is_some()),
+            prompts_list_changed: flag(filter.prompts_list_changed, caps.prompts.is_some()),
+            resources_list_changed: flag(filter.resources_list_changed, caps.resources.is_some()),
+            resource_subscriptions: filter
+                .resource_subscriptions
+                .filter(|_| caps.resources.is_some()),
+        };
+        let end = CancellationToken::new();
+        let params = json!({"notifications": honoured, "_meta": {meta_keys::SUBSCRIPTION_ID: id}});
+        lock(&self.listens).insert(
+            id.clone(),
+            Listen {
+                filter: honoured,
+                end: end.clone(),
+                acknowledged: false,
+            },
+        );
+        let ack =
+            jsonrpc::encode_notification("notifications/subscriptions/acknowledged", Some(&params));
+        self.outbound.send_frame(ack).await;
+        // Changes are delivered only once the acknowledgement has gone out.
+        if let Some(listen) = lock(&self.listens).get_mut(id) {
+            listen.acknowledged = true;
+        }
+        end.cancelled().await;
+        lock(&self.listens).remove(id);
+        Some(json!({"_meta": {meta_keys::SUBSCRIPTION_ID: id}}))
+    }
+
+    /// Ends every listen stream gracefully (each gets its final result).
+    fn end_listens(&self) {
+        for listen in lock(&self.listens).values() {
+            listen.end.cancel();
+        }
+    }
+
+    fn cancel_request(&self, params: Option<&Value>) {
+        let id = params
+            .and_then(|p| p.get("requestId").or_else(|| p.get("id")))
+            .and_then(RequestId::from_value);
+        let Some(id) = id else {
+            tracing::debug!("cancellation without a usable request id ignored");
+            return;
+        };
+        if let Some(token) = lock(&self.in_flight).get(&id) {
+            token.cancel();
+        }
+        lock(&self.listens).remove(&id);
+    }
+
+    fn handle_notification(&self, n: Notification) {
+        match n.method.as_str() {
+            "notifications/initialized" => {}
+            "notifications/cancelled" | "$/cancelRequest" => self.cancel_request(n.params.as_ref()),
+            other => tracing::debug!(method = other, "notification ignored"),
+        }
+    }
+
+    /// Tells this connection's client about a change, in the way its era wants.
+    async fn announce(&self, change: &Change) {
+        if let Some(session) = self.session() {
+            let caps = self.server.capabilities();
+            let (method, params) = match change {
+                Change::Tools if caps.tools.is_some() => ("notifications/tools/list_changed", None),
+                Change::Prompts if caps.prompts.is_some() => {
+                    ("notifications/prompts/list_changed", None)
+                }
+                Change::Resources if caps.resources.is_some() => {
+                    ("notifications/resources/list_changed", None)
+                }
+                Change::ResourceUpdated(uri) if lock(&self.subscriptions).contains(uri) => {
+                    ("notifications/resources/updated", Some(json!({"uri": uri})))
+                }
+                _ => return,
+            };
+            let params = params.unwrap_or_else(|| json!({}));
+            self.outbound.notify(method, params, session.version).await;
+            return;
+        }
+        let frames: Vec<String> = lock(&self.listens)
+            .iter()
+            .filter(|(_, listen)| listen.acknowledged)
+            .filter_map(|(id, listen)| {
+                let f = &listen.filter;
+                let (method, mut params) = match change {
+                    Change::Tools if f.tools_list_changed == Some(true) => {
+                        ("notifications/tools/list_changed", json!({}))
+                    }
+                    Change::Prompts if f.prompts_list_changed == Some(true) => {
+                        ("notifications/prompts/list_changed", json!({}))
+                    }
+                    Change::Resources if f.resources_list_changed == Some(true) => {
+                        ("notifications/resources/list_changed", json!({}))
+                    }
+                    Change::ResourceUpdated(uri)
+                        if f.resource_subscriptions
+                            .as_ref()
+                            .is_some_and(|s| s.iter().any(|u| u == uri)) =>
+                    {
+                        ("notifications/resources/updated", json!({"uri": uri}))
+                    }
+                    _ => return None,
+                };
+                params["_meta"] = json!({meta_keys::SUBSCRIPTION_ID: id});
+                Some(jsonrpc::encode_notification(method, Some(&params)))
+            })
+            .collect();
+        for frame in frames {
+            self.outbound.send_frame(frame).await;
+        }
+    }
+}
+
+/// Serves `server` on one connection until the client closes it.
+pub(crate) async fn serve(server: Server, conn: Connection) {
+    let Connection {
+        mut incoming,
+        outgoing,
+        writer,
+    } = conn;
+    let state = Arc::new(ConnectionState {
+        server: server.clone(),
+        outbound: Outbound::new(outgoing),
+        legacy: Mutex::new(None),
+        log_level: Arc::new(Mutex::new(Some(LoggingLevel::Debug))),
+        subscriptions: Mutex::default(),
+        in_flight: Mutex::default(),
+        listens: Mutex::default(),
+        closing: CancellationToken::new(),
+    });
+    let mut changes = server.inner.changes.subscribe();
+    let mut tasks = JoinSet::new();
+    loop {
+        let deadline = state.outbound.next_deadline();
+        tokio::select! {
+            frame = incoming.recv() => match frame {
+                Some(frame) => handle_frame(&state, frame, &mut tasks).await,
+                None => break,
+            },
+            change = changes.recv() => match change {
+                Ok(change) => state.announce(&change).await,
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    for change in [Change::Tools, Change::Prompts, Change::Resources] {
+                        state.announce(&change).await;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => {}
+            },
+            _ = sleep_until(deadline), if deadline.is_some() => state.outbound.expire(),
+            _ = state.outbound.deadline_changed.notified() => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+    // The client closed its side: nothing more can be answered by it. Requests already
+    // running may still finish and be written, within the grace period.
+    state.outbound.fail_all();
+    state.end_listens();
+    let grace = server.inner.config.shutdown_grace;
+    if tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
+        .await
+        .is_err()
+    {
+        state.closing.cancel();
+        tasks.shutdown().await;
+    }
+    drop(state);
+    if let Some(writer) = writer {
+        let _ = writer.await;
+    }
+}
+
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn handle_frame(state: &Arc<ConnectionState>, frame: Inbound, tasks: &mut JoinSet<()>) {
+    let text = match frame {
+        Ok(text) => text,
+        Err(FrameError::TooLarge { limit }) => {
+            let e = ErrorObject::invalid_request(format!("message larger than {limit} bytes"));
+            return state.send_error(None, &e).await;
+        }
+        Err(FrameError::InvalidUtf8) => {
+            return state
+                .send_error(
+                    None,
+                    &ErrorObject::parse_error("message is not valid UTF-8"),
+                )
+                .await;
+        }
+    };
+    match jsonrpc::decode(&text) {
+        Err(e @ (DecodeError::Parse(_) | DecodeError::Invalid(_))) => {
+            state.send_error(e.id(), e.error()).await
+        }
+        Ok(Incoming::Single(message)) => handle_message(state, message, tasks).await,
+        Ok(Incoming::Batch(items)) => {
+            let allowed = state.legacy_version().is_some_and(|v| v.allows_batches());
+            if !allowed {
+                let e = ErrorObject::invalid_request(
+                    "JSON-RPC batches are only part of protocol revision 2025-03-26 (after initialize)",
+                );
+                return state.send_error(None, &e).await;
+            }
+            let state = state.clone();
+            tasks.spawn(async move { serve_batch(&state, items).await });
+        }
+    }
+}
+
+async fn handle_message(state: &Arc<ConnectionState>, message: Message, tasks: &mut JoinSet<()>) {
+    match message {
+        Message::Request(req) if req.method == "initialize" => {
+            // Inline, so that every later message sees the negotiated revision.
+            if let Some(frame) = state.serve_request(req).await {
+                state.outbound.send_frame(frame).await;
+            }
+        }
+        Message::Request(req) => {
+            let state = state.clone();
+            tasks.spawn(async move {
+                if let Some(frame) = state.serve_request(req).await {
+                    state.outbound.send_frame(frame).await;
+                }
+            });
+        }
+        Message::Notification(n) => state.handle_notification(n),
+        Message::Response(r) => match r.id {
+            Some(id) => state.outbound.resolve(&id, r.outcome),
+            None => tracing::debug!("error response without id from the client: {:?}", r.outcome),
+        },
+    }
+}
+
+async fn serve_batch(
+    state: &Arc<ConnectionState>,
+    items: Vec<Result<Message, jsonrpc::InvalidMessage>>,
+) {
+    let mut answers = Vec::new();
+    let mut requests = Vec::new();
+    for item in items {
+        match item {
+            Err(invalid) => {
+                answers.push(jsonrpc::encode_error(invalid.id.as_ref(), &invalid.error))
+            }
+            Ok(Message::Request(req)) if req.method == "initialize" => {
+                answers.push(jsonrpc::encode_error(
+                    Some(&req.id),
+                    &ErrorObject::invalid_request("initialize must not be part of a batch"),
+                ))
+            }
+            Ok(Message::Request(req)) => requests.push(req),
+            Ok(Message::Notification(n)) => state.handle_notification(n),
+            Ok(Message::Response(r)) => {
+                if let Some(id) = r.id {
+                    state.outbound.resolve(&id, r.outcome);
+                }
+            }
+        }
+    }
+    let served =
+        futures::future::join_all(requests.into_iter().map(|r| state.serve_request(r))).await;
+    answers.extend(served.into_iter().flatten());
+    if !answers.is_empty() {
+        state
+            .outbound
+            .send_frame(format!("[{}]", answers.join(",")))
+            .await;
+    }
+}

@@ -1,0 +1,340 @@
+//! The MCP methods a server answers, each from the registries, gated by capability.
+
+use std::sync::Arc;
+
+use mcp_protocol::types::{
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, Completion,
+    CompletionReference, DiscoverResult, GetPromptParams, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ListenParams,
+    PaginatedParams, ResourceParams, SetLevelParams,
+};
+use mcp_protocol::{ErrorObject, ProtocolVersion, Request};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::connection::{ConnectionState, RequestScope};
+use crate::context::Context;
+use crate::error::HandlerError;
+
+type MethodResult = Result<Value, ErrorObject>;
+
+fn params<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
+    let value = match &req.params {
+        Some(v) => v.clone(),
+        None => json!({}),
+    };
+    serde_json::from_value(value)
+        .map_err(|e| ErrorObject::invalid_params(format!("{}: {e}", req.method)))
+}
+
+fn to_value<T: Serialize>(v: T) -> MethodResult {
+    serde_json::to_value(v).map_err(ErrorObject::internal)
+}
+
+fn not_offered(method: &str) -> ErrorObject {
+    ErrorObject::method_not_found(method)
+}
+
+/// Maps a handler's error to the protocol error of the request's revision.
+fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
+    match e {
+        HandlerError::Protocol(e) => e,
+        HandlerError::Tool(message) => ErrorObject::internal(message),
+        HandlerError::ResourceNotFound(uri) => ErrorObject::new(
+            rev.resource_not_found_code(),
+            format!("Resource not found: {uri}"),
+        )
+        .with_data(json!({"uri": uri})),
+    }
+}
+
+fn page_error(e: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::invalid_params(e)
+}
+
+/// Answers one request whose scope has been established.
+pub(crate) async fn dispatch(
+    state: &Arc<ConnectionState>,
+    req: &Request,
+    scope: &RequestScope,
+    ctx: &Context,
+) -> MethodResult {
+    let server = &state.server;
+    let inner = &server.inner;
+    let caps = server.capabilities();
+    let rev = scope.revision;
+    let page_size = inner.config.page_size;
+    match req.method.as_str() {
+        "ping" => Ok(json!({})),
+        "server/discover" => {
+            let supported = ProtocolVersion::ALL
+                .iter()
+                .rev()
+                .map(|v| v.as_str().to_owned())
+                .collect();
+            to_value(DiscoverResult {
+                supported_versions: supported,
+                capabilities: caps,
+                instructions: inner.instructions.clone(),
+                extra: JsonObject::new(),
+            })
+        }
+        "tools/list" => {
+            caps.tools
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: PaginatedParams = params(req)?;
+            inner.tools.with_all(|tools| {
+                let (range, next_cursor) = inner
+                    .cursors
+                    .page(
+                        tools.keys().map(String::as_str),
+                        tools.len(),
+                        p.cursor.as_deref(),
+                        page_size,
+                    )
+                    .map_err(page_error)?;
+                let tools = tools[range].values().map(|e| e.tool.clone()).collect();
+                to_value(ListToolsResult { tools, next_cursor })
+            })
+        }
+        "tools/call" => {
+            caps.tools
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: CallToolParams = params(req)?;
+            let entry = inner
+                .tools
+                .get(&p.name)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
+            let arguments = p.arguments.unwrap_or_default();
+            if let Some(missing) = missing_required(&entry.tool.input_schema, &arguments) {
+                return to_value(CallToolResult::error(format!(
+                    "Invalid arguments for tool {}: missing required argument(s): {missing}",
+                    p.name
+                )));
+            }
+            match (entry.handler)(arguments, ctx.clone()).await {
+                Ok(result) => to_value(result),
+                Err(HandlerError::Tool(message)) => to_value(CallToolResult::error(message)),
+                Err(e) => Err(protocol_error(e, rev)),
+            }
+        }
+        "resources/list" => {
+            caps.resources
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: PaginatedParams = params(req)?;
+            inner.resources.with_all(|items| {
+                let (range, next_cursor) = inner
+                    .cursors
+                    .page(
+                        items.keys().map(String::as_str),
+                        items.len(),
+                        p.cursor.as_deref(),
+                        page_size,
+                    )
+                    .map_err(page_error)?;
+                let resources = items[range].values().map(|e| e.resource.clone()).collect();
+                to_value(ListResourcesResult {
+                    resources,
+                    next_cursor,
+                })
+            })
+        }
+        "resources/templates/list" => {
+            caps.resources
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: PaginatedParams = params(req)?;
+            inner.templates.with_all(|items| {
+                let (range, next_cursor) = inner
+                    .cursors
+                    .page(
+                        items.keys().map(String::as_str),
+                        items.len(),
+                        p.cursor.as_deref(),
+                        page_size,
+                    )
+                    .map_err(page_error)?;
+                let resource_templates =
+                    items[range].values().map(|e| e.template.clone()).collect();
+                to_value(ListResourceTemplatesResult {
+                    resource_templates,
+                    next_cursor,
+                })
+            })
+        }
+        "resources/read" => {
+            caps.resources
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: ResourceParams = params(req)?;
+            let outcome = if let Some(entry) = inner.resources.get(&p.uri) {
+                (entry.handler)(p.uri.clone(), ctx.clone()).await
+            } else {
+                let found = inner.templates.with_all(|items| {
+                    items.values().find_map(|t| {
+                        t.parsed
+                            .matches(&p.uri)
+                            .map(|vars| (t.handler.clone(), vars))
+                    })
+                });
+                match found {
+                    Some((handler, vars)) => handler(p.uri.clone(), vars, ctx.clone()).await,
+                    None => Err(HandlerError::ResourceNotFound(p.uri.clone())),
+                }
+            };
+            outcome
+                .map_err(|e| protocol_error(e, rev))
+                .and_then(to_value)
+        }
+        "resources/subscribe" | "resources/unsubscribe" => {
+            let subscribe = caps
+                .resources
+                .as_ref()
+                .and_then(|r| r.subscribe)
+                .unwrap_or(false);
+            if !subscribe {
+                return Err(not_offered(&req.method));
+            }
+            let p: ResourceParams = params(req)?;
+            let mut subs = state
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if req.method == "resources/subscribe" {
+                subs.insert(p.uri);
+            } else {
+                subs.remove(&p.uri);
+            }
+            Ok(json!({}))
+        }
+        "prompts/list" => {
+            caps.prompts
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: PaginatedParams = params(req)?;
+            inner.prompts.with_all(|items| {
+                let (range, next_cursor) = inner
+                    .cursors
+                    .page(
+                        items.keys().map(String::as_str),
+                        items.len(),
+                        p.cursor.as_deref(),
+                        page_size,
+                    )
+                    .map_err(page_error)?;
+                let prompts = items[range].values().map(|e| e.prompt.clone()).collect();
+                to_value(ListPromptsResult {
+                    prompts,
+                    next_cursor,
+                })
+            })
+        }
+        "prompts/get" => {
+            caps.prompts
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: GetPromptParams = params(req)?;
+            let entry = inner.prompts.get(&p.name).ok_or_else(|| {
+                ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name))
+            })?;
+            let arguments = p.arguments.unwrap_or_default();
+            let missing: Vec<&str> = entry
+                .prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(ErrorObject::invalid_params(format!(
+                    "prompt {} is missing required argument(s): {}",
+                    p.name,
+                    missing.join(", ")
+                )));
+            }
+            (entry.handler)(arguments, ctx.clone())
+                .await
+                .map_err(|e| protocol_error(e, rev))
+                .and_then(to_value)
+        }
+        "completion/complete" => {
+            // 2024-11-05 had no `completions` capability: there, having completions suffices.
+            caps.completions
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: CompleteParams = params(req)?;
+            let custom = inner
+                .completion
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if let Some(handler) = custom {
+                return handler(p, ctx.clone())
+                    .await
+                    .map_err(|e| protocol_error(e, rev))
+                    .and_then(to_value);
+            }
+            let candidates = match &p.reference {
+                CompletionReference::Prompt { name } => inner
+                    .prompts
+                    .get(name)
+                    .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {name}")))?
+                    .completions
+                    .get(&p.argument.name)
+                    .cloned(),
+                CompletionReference::Resource { uri } => inner
+                    .templates
+                    .get(uri)
+                    .ok_or_else(|| {
+                        ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
+                    })?
+                    .completions
+                    .get(&p.argument.name)
+                    .cloned(),
+            };
+            let values = candidates
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|v| v.starts_with(&p.argument.value))
+                .collect();
+            to_value(CompleteResult {
+                completion: Completion::from_values(values),
+            })
+        }
+        "logging/setLevel" => {
+            caps.logging
+                .as_ref()
+                .ok_or_else(|| not_offered(&req.method))?;
+            let p: SetLevelParams = params(req)?;
+            *state.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(p.level);
+            Ok(json!({}))
+        }
+        "subscriptions/listen" => {
+            let p: ListenParams = params(req)?;
+            match state.listen(&req.id, p.notifications).await {
+                Some(v) => Ok(v),
+                // Cancelled by the client: the caller sends no response for a cancelled request.
+                None => std::future::pending().await,
+            }
+        }
+        other => Err(ErrorObject::method_not_found(other)),
+    }
+}
+
+/// Names the schema's required properties missing from the arguments, if any.
+fn missing_required(schema: &JsonObject, arguments: &JsonObject) -> Option<String> {
+    let missing: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !arguments.contains_key(*name))
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}

@@ -1,0 +1,139 @@
+//! The sending side of one connection: notifications, and requests to the client with
+//! their correlation and deadlines (the engine's [`PendingRequests`] behind a lock).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_protocol::engine::pending::PendingRequests;
+use mcp_protocol::jsonrpc::{encode_notification, encode_request};
+use mcp_protocol::{codec, ErrorObject, ProtocolVersion, RequestId};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// Where a connection's messages go.
+#[derive(Clone)]
+pub(crate) struct Outbound {
+    tx: mpsc::Sender<String>,
+    pending: Arc<Mutex<PendingRequests<Waiter>>>,
+    /// Woken when a new deadline may be earlier than the one the connection sleeps until.
+    pub(crate) deadline_changed: Arc<Notify>,
+}
+
+impl Outbound {
+    pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
+        Self {
+            tx,
+            pending: Arc::default(),
+            deadline_changed: Arc::default(),
+        }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, PendingRequests<Waiter>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends one encoded frame; `false` if the connection is gone.
+    pub(crate) async fn send_frame(&self, frame: String) -> bool {
+        self.tx.send(frame).await.is_ok()
+    }
+
+    /// Sends a notification shaped for `rev`.
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        mut params: Value,
+        rev: ProtocolVersion,
+    ) -> bool {
+        codec::shape_notification_params(method, &mut params, rev);
+        self.send_frame(encode_notification(method, Some(&params)))
+            .await
+    }
+
+    /// Sends a request to the client and waits for its answer, at most `timeout`.
+    /// Dropping the returned future cancels the request (the client is told).
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        mut params: Value,
+        rev: ProtocolVersion,
+        timeout: Duration,
+    ) -> Result<Value, ErrorObject> {
+        codec::shape_server_request_params(method, &mut params, rev);
+        let (tx, rx) = oneshot::channel();
+        let id = self
+            .pending()
+            .register(method, tx, Instant::now(), Some(timeout));
+        self.deadline_changed.notify_one();
+        let mut guard = CancelOnDrop {
+            outbound: self,
+            id: Some(id.clone()),
+        };
+        if !self
+            .send_frame(encode_request(&id, method, Some(&params)))
+            .await
+        {
+            guard.id = None;
+            self.pending().cancel(&id);
+            return Err(ErrorObject::internal("connection closed"));
+        }
+        let outcome = rx
+            .await
+            .unwrap_or_else(|_| Err(ErrorObject::internal("connection closed")));
+        guard.id = None;
+        outcome
+    }
+
+    /// Delivers a client's response to whoever waits for it; unknown ids are ignored.
+    pub(crate) fn resolve(&self, id: &RequestId, outcome: Result<Value, ErrorObject>) {
+        match self.pending().complete(id) {
+            Some(waiter) => {
+                let _ = waiter.send(outcome);
+            }
+            None => tracing::debug!(%id, "ignoring a response to an unknown or finished request"),
+        }
+    }
+
+    /// Fails every request whose deadline has passed.
+    pub(crate) fn expire(&self) {
+        for (id, method, waiter) in self.pending().expire(Instant::now()) {
+            tracing::debug!(%id, method, "request to the client timed out");
+            let _ = waiter.send(Err(ErrorObject::internal(format!(
+                "the client did not answer {method} in time"
+            ))));
+        }
+    }
+
+    /// The earliest deadline of a request to the client.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.pending().next_deadline()
+    }
+
+    /// Fails every outstanding request (the connection is closing).
+    pub(crate) fn fail_all(&self) {
+        for (_, waiter) in self.pending().drain() {
+            let _ = waiter.send(Err(ErrorObject::internal("connection closed")));
+        }
+    }
+}
+
+/// Cancels an outstanding request to the client when its waiting future is dropped.
+struct CancelOnDrop<'a> {
+    outbound: &'a Outbound,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            if self.outbound.pending().cancel(&id).is_some() {
+                let params = serde_json::json!({"requestId": id, "reason": "the server no longer needs the answer"});
+                let _ = self.outbound.tx.try_send(encode_notification(
+                    "notifications/cancelled",
+                    Some(&params),
+                ));
+            }
+        }
+    }
+}

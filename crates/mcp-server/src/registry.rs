@@ -1,0 +1,169 @@
+//! What a server offers: tools, resources, templates, prompts, each with its handler.
+//!
+//! Registries are changed at runtime as freely as at start-up: a dynamic set is the normal
+//! case. Every change is announced on a broadcast channel that connections turn into
+//! `list_changed` notifications for their clients.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+
+use futures::future::BoxFuture;
+use indexmap::IndexMap;
+use mcp_protocol::types::{
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, JsonObject, Prompt,
+    ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use mcp_protocol::uri_template::UriTemplate;
+
+use crate::context::Context;
+use crate::error::HandlerResult;
+
+/// A tool handler: arguments in, result out.
+pub type ToolHandler = Arc<
+    dyn Fn(JsonObject, Context) -> BoxFuture<'static, HandlerResult<CallToolResult>> + Send + Sync,
+>;
+/// A resource handler: the URI in, contents out.
+pub type ResourceHandler = Arc<
+    dyn Fn(String, Context) -> BoxFuture<'static, HandlerResult<ReadResourceResult>> + Send + Sync,
+>;
+/// A template handler: the URI and its variables in, contents out.
+pub type TemplateHandler = Arc<
+    dyn Fn(
+            String,
+            HashMap<String, String>,
+            Context,
+        ) -> BoxFuture<'static, HandlerResult<ReadResourceResult>>
+        + Send
+        + Sync,
+>;
+/// A prompt handler: argument values in, messages out.
+pub type PromptHandler = Arc<
+    dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<GetPromptResult>>
+        + Send
+        + Sync,
+>;
+/// A completion handler.
+pub type CompletionHandler = Arc<
+    dyn Fn(CompleteParams, Context) -> BoxFuture<'static, HandlerResult<CompleteResult>>
+        + Send
+        + Sync,
+>;
+
+/// Wraps an async closure as a boxed handler.
+pub(crate) fn boxed1<A, T, F, Fut>(
+    f: F,
+) -> Arc<dyn Fn(A, Context) -> BoxFuture<'static, HandlerResult<T>> + Send + Sync>
+where
+    F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<T>> + Send + 'static,
+{
+    Arc::new(move |a, ctx| Box::pin(f(a, ctx)))
+}
+
+/// A registered tool.
+#[derive(Clone)]
+pub struct ToolEntry {
+    /// Its definition.
+    pub tool: Tool,
+    /// Its handler.
+    pub handler: ToolHandler,
+}
+
+/// A registered resource.
+#[derive(Clone)]
+pub struct ResourceEntry {
+    /// Its definition.
+    pub resource: Resource,
+    /// Its handler.
+    pub handler: ResourceHandler,
+}
+
+/// A registered resource template.
+#[derive(Clone)]
+pub struct TemplateEntry {
+    /// Its definition.
+    pub template: ResourceTemplate,
+    /// The parsed URI template.
+    pub parsed: UriTemplate,
+    /// Its handler.
+    pub handler: TemplateHandler,
+    /// Completions for its variables, by variable name.
+    pub completions: HashMap<String, Vec<String>>,
+}
+
+/// A registered prompt.
+#[derive(Clone)]
+pub struct PromptEntry {
+    /// Its definition.
+    pub prompt: Prompt,
+    /// Its handler.
+    pub handler: PromptHandler,
+    /// Completions for its arguments, by argument name.
+    pub completions: HashMap<String, Vec<String>>,
+}
+
+/// A change that clients may be told about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The tool list changed.
+    Tools,
+    /// The prompt list changed.
+    Prompts,
+    /// The resource (or template) list changed.
+    Resources,
+    /// A resource's contents changed.
+    ResourceUpdated(String),
+}
+
+/// An ordered, concurrently readable map of entries by name (insertion order is list order).
+pub struct Registry<T> {
+    entries: RwLock<IndexMap<String, T>>,
+}
+
+impl<T: Clone> Default for Registry<T> {
+    fn default() -> Self {
+        Self {
+            entries: RwLock::new(IndexMap::new()),
+        }
+    }
+}
+
+impl<T: Clone> Registry<T> {
+    /// Adds or replaces an entry; returns whether the list changed.
+    pub fn insert(&self, key: String, entry: T) -> bool {
+        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        map.insert(key, entry);
+        true
+    }
+
+    /// Removes an entry; returns whether it was there.
+    pub fn remove(&self, key: &str) -> bool {
+        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        map.shift_remove(key).is_some()
+    }
+
+    /// One entry.
+    pub fn get(&self, key: &str) -> Option<T> {
+        self.entries
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Runs `f` over the entries in order, under the read lock.
+    pub fn with_all<R>(&self, f: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
+        f(&self.entries.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.entries.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
