@@ -1,0 +1,430 @@
+//! In-memory client/server pair tests of the runtime's behaviour, in both eras.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_protocol::types::{
+    CallToolResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, Tool,
+};
+use mcp_server::{Context, HandlerError, Server};
+use mcp_transport::{memory, Connection};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+/// The client end of an in-memory connection to a served server.
+struct Peer {
+    conn: Connection,
+    next_id: i64,
+}
+
+impl Peer {
+    fn start(server: &Server) -> Self {
+        let (client, server_end) = memory::pair();
+        let server = server.clone();
+        tokio::spawn(async move { server.serve(server_end).await });
+        Self {
+            conn: client,
+            next_id: 1,
+        }
+    }
+
+    async fn send(&self, v: Value) {
+        self.conn
+            .outgoing
+            .send(v.to_string())
+            .await
+            .expect("server gone");
+    }
+
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(WAIT, self.conn.incoming.recv())
+            .await
+            .expect("timed out waiting for the server")
+            .expect("connection closed")
+            .expect("bad frame");
+        serde_json::from_str(&frame).expect("server sent invalid JSON")
+    }
+
+    /// Receives nothing for `d` (or fails with what arrived).
+    async fn expect_silence(&mut self, d: Duration) {
+        if let Ok(Some(frame)) = tokio::time::timeout(d, self.conn.incoming.recv()).await {
+            panic!("expected nothing, got {frame:?}");
+        }
+    }
+
+    /// Sends a request and returns (notifications before the response, the response).
+    async fn request(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+            .await;
+        let mut before = Vec::new();
+        loop {
+            let msg = self.recv().await;
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return (before, msg);
+            }
+            before.push(msg);
+        }
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let (_, r) = self.request(method, params).await;
+        r
+    }
+
+    async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
+        let r = self
+            .call("initialize", json!({"protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}))
+            .await;
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .await;
+        r
+    }
+}
+
+fn modern(mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    params
+}
+
+fn tool(name: &str) -> Tool {
+    Tool::new(name, "test tool", json!({"type":"object"}))
+}
+
+fn names(list: &Value, key: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn tool_set_changes_at_runtime_and_clients_are_told() {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("a"), |_, _| async { Ok(CallToolResult::text("a")) });
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({})).await;
+    server.add_tool(tool("b"), |_, _| async { Ok(CallToolResult::text("b")) });
+    assert_eq!(
+        peer.recv().await["method"],
+        "notifications/tools/list_changed"
+    );
+    let r = peer.call("tools/list", json!({})).await;
+    assert_eq!(
+        names(&r["result"], "tools"),
+        ["a", "b"],
+        "deterministic (insertion) order"
+    );
+    assert!(server.remove_tool("a"));
+    assert_eq!(
+        peer.recv().await["method"],
+        "notifications/tools/list_changed"
+    );
+    let r = peer.call("tools/call", json!({"name":"a"})).await;
+    assert_eq!(r["error"]["code"], -32602, "a removed tool is unknown: {r}");
+}
+
+#[tokio::test]
+async fn pagination_with_opaque_cursors() {
+    let server = Server::builder("s", "1").page_size(2).build();
+    for n in ["t1", "t2", "t3", "t4", "t5"] {
+        server.add_tool(tool(n), |_, _| async { Ok(CallToolResult::text("")) });
+    }
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-11-25", json!({})).await;
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = peer.call("tools/list", params).await;
+        seen.extend(names(&r["result"], "tools"));
+        cursor = r["result"]["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, ["t1", "t2", "t3", "t4", "t5"]);
+
+    let first = peer.call("tools/list", json!({})).await;
+    let good = first["result"]["nextCursor"].as_str().unwrap().to_owned();
+    let mut tampered = good.clone().into_bytes();
+    tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };
+    let r = peer
+        .call(
+            "tools/list",
+            json!({"cursor": String::from_utf8(tampered).unwrap()}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602, "tampered cursor: {r}");
+    let r = peer.call("tools/list", json!({"cursor": "garbage!"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    server.add_tool(tool("t6"), |_, _| async { Ok(CallToolResult::text("")) });
+    let _ = peer.recv().await; // list_changed
+    let r = peer.call("tools/list", json!({"cursor": good})).await;
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "a cursor from before the list changed is stale: {r}"
+    );
+}
+
+#[tokio::test]
+async fn undeclared_capabilities_are_method_not_found() {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("a"), |_, _| async { Ok(CallToolResult::text("a")) });
+    let mut peer = Peer::start(&server);
+    let init = peer.initialize("2025-06-18", json!({})).await;
+    let caps = &init["result"]["capabilities"];
+    assert!(caps.get("prompts").is_none() && caps.get("resources").is_none());
+    for method in [
+        "prompts/list",
+        "resources/list",
+        "resources/read",
+        "completion/complete",
+    ] {
+        let r = peer.call(method, json!({})).await;
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    let r = peer.call("subscriptions/listen", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601, "listen is modern-only: {r}");
+}
+
+#[tokio::test]
+async fn cancellation_drops_the_handler_and_sends_no_response() {
+    let server = Server::builder("s", "1").build();
+    let finished = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicBool::new(false));
+    struct OnDrop(Arc<AtomicBool>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let (f, d) = (finished.clone(), dropped.clone());
+    server.add_tool(tool("slow"), move |_, _| {
+        let (f, d) = (f.clone(), d.clone());
+        async move {
+            let _guard = OnDrop(d);
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            f.store(true, Ordering::SeqCst);
+            Ok(CallToolResult::text("late"))
+        }
+    });
+    for version in ["2025-06-18", "2026-07-28"] {
+        finished.store(false, Ordering::SeqCst);
+        dropped.store(false, Ordering::SeqCst);
+        let mut peer = Peer::start(&server);
+        let params = if version == "2026-07-28" {
+            modern(json!({"name":"slow"}))
+        } else {
+            peer.initialize(version, json!({})).await;
+            json!({"name":"slow"})
+        };
+        peer.send(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":params}))
+            .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"test"}}))
+            .await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "{version}: the handler future was dropped"
+        );
+        assert!(!finished.load(Ordering::SeqCst));
+        peer.expect_silence(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn legacy_logging_follows_set_level_and_modern_follows_meta() {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("log"), |_, ctx: Context| async move {
+        ctx.log(LoggingLevel::Debug, "debug").await;
+        ctx.log(LoggingLevel::Warning, "warning").await;
+        Ok(CallToolResult::text("done"))
+    });
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-03-26", json!({})).await;
+    peer.call("logging/setLevel", json!({"level":"warning"}))
+        .await;
+    let (notes, _) = peer.request("tools/call", json!({"name":"log"})).await;
+    let data: Vec<&Value> = notes.iter().map(|n| &n["params"]["data"]).collect();
+    assert_eq!(data, [&json!("warning")]);
+    let r = peer.call("logging/setLevel", json!({"level":"loud"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+
+    let mut peer = Peer::start(&server);
+    let (notes, _) = peer
+        .request("tools/call", modern(json!({"name":"log"})))
+        .await;
+    assert!(
+        notes.is_empty(),
+        "no logLevel in _meta means no logs: {notes:?}"
+    );
+    let mut params = modern(json!({"name":"log"}));
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let (notes, r) = peer.request("tools/call", params).await;
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(r["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn resource_subscriptions_in_both_eras() {
+    let server = Server::builder("s", "1").build();
+    server.add_resource(Resource::new("test://r", "r"), |uri, _| async move {
+        Ok(ReadResourceResult {
+            contents: vec![ResourceContents::text(uri, None, "x")],
+            meta: None,
+        })
+    });
+    let mut legacy = Peer::start(&server);
+    legacy.initialize("2025-06-18", json!({})).await;
+    assert_eq!(
+        legacy
+            .call("resources/subscribe", json!({"uri":"test://r"}))
+            .await["result"],
+        json!({})
+    );
+    server.notify_resource_updated("test://other");
+    server.notify_resource_updated("test://r");
+    let n = legacy.recv().await;
+    assert_eq!(n["method"], "notifications/resources/updated");
+    assert_eq!(n["params"]["uri"], "test://r");
+    legacy
+        .call("resources/unsubscribe", json!({"uri":"test://r"}))
+        .await;
+    server.notify_resource_updated("test://r");
+    legacy.expect_silence(Duration::from_millis(100)).await;
+
+    let mut modern_peer = Peer::start(&server);
+    let listen = modern(
+        json!({"notifications":{"resourceSubscriptions":["test://r"],"toolsListChanged":true}}),
+    );
+    modern_peer
+        .send(json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":listen}))
+        .await;
+    let ack = modern_peer.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "L"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourceSubscriptions":["test://r"]}),
+        "no tools on this server"
+    );
+    server.notify_resource_updated("test://r");
+    let n = modern_peer.recv().await;
+    assert_eq!(n["method"], "notifications/resources/updated");
+    assert_eq!(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "L"
+    );
+    modern_peer
+        .send(
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    server.notify_resource_updated("test://r");
+    modern_peer.expect_silence(Duration::from_millis(100)).await;
+    // The removed legacy methods are unknown to a modern request.
+    let r = modern_peer
+        .call("resources/subscribe", modern(json!({"uri":"test://r"})))
+        .await;
+    assert_eq!(r["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn legacy_sampling_is_a_real_request_and_times_out() {
+    let server = Server::builder("s", "1")
+        .request_timeout(Duration::from_millis(300))
+        .build();
+    server.add_tool(tool("ask"), |_, ctx: Context| async move {
+        let reply = ctx
+            .sample(serde_json::from_value(json!({"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"maxTokens":5})).unwrap())
+            .await?;
+        Ok(CallToolResult::text(format!("model said via {}", reply.model)))
+    });
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({"sampling":{}})).await;
+    peer.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}))
+        .await;
+    let req = peer.recv().await;
+    assert_eq!(req["method"], "sampling/createMessage");
+    peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"role":"assistant","content":{"type":"text","text":"a"},"model":"m1"}}))
+        .await;
+    let r = peer.recv().await;
+    assert_eq!(r["result"]["content"][0]["text"], "model said via m1");
+
+    // Unanswered: the request times out and the tool reports an error; a late answer is ignored.
+    peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}))
+        .await;
+    let req = peer.recv().await;
+    let r = peer.recv().await;
+    assert_eq!(r["id"], 2);
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("in time"),
+        "{r}"
+    );
+    peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"role":"assistant","content":{"type":"text","text":"a"},"model":"m"}}))
+        .await;
+    assert_eq!(peer.call("ping", json!({})).await["result"], json!({}));
+
+    // A client without the capability is never asked.
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({})).await;
+    let r = peer.call("tools/call", json!({"name":"ask"})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+}
+
+#[tokio::test]
+async fn tool_errors_are_results_and_protocol_errors_are_errors() {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("fails"), |_, _| async {
+        Err(HandlerError::tool("it broke"))
+    });
+    server.add_tool(
+        Tool::new(
+            "needs",
+            "needs x",
+            json!({"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}),
+        ),
+        |_, _| async { Ok(CallToolResult::text("ok")) },
+    );
+    server.add_prompt(Prompt::new("p", "a prompt", vec![]), |_, _| async {
+        Err(HandlerError::invalid_params("bad prompt input"))
+    });
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-11-25", json!({})).await;
+    let r = peer.call("tools/call", json!({"name":"fails"})).await;
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(r["result"]["content"][0]["text"], "it broke");
+    let r = peer
+        .call("tools/call", json!({"name":"needs","arguments":{}}))
+        .await;
+    assert_eq!(
+        r["result"]["isError"], true,
+        "input validation is a tool error (SEP-1303): {r}"
+    );
+    let r = peer.call("prompts/get", json!({"name":"p"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    let r = peer
+        .call("tools/call", json!({"name":"needs","arguments":"x"}))
+        .await;
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "arguments must be an object: {r}"
+    );
+}
