@@ -160,6 +160,9 @@ fn add_tools(server: &Server) {
                     .progress(step, Some(100.0), Some(&format!("step {}", i + 1)))
                     .await;
             }
+            // Some clients (the TypeScript SDK) drop a progress notification that arrives in
+            // the same read as the response: leave a gap, as the reference server's pacing does.
+            pause().await;
             Ok(CallToolResult::text("Progress test completed"))
         },
     );
