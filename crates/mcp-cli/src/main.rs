@@ -8,12 +8,7 @@ use clap::{Parser, Subcommand};
 
 /// The Model Context Protocol tool: a reference server, and (soon) a client and a bridge.
 #[derive(Parser)]
-#[command(
-    name = "mcp",
-    version,
-    about,
-    after_help = "Example:\n  mcp serve          # the reference server on stdio"
-)]
+#[command(name = "mcp", version, about, after_help = "Example:\n  mcp serve          # the reference server on stdio")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,20 +31,13 @@ fn init_tracing() {
     // stdout carries protocol messages only: every diagnostic goes to stderr.
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp: cannot start the async runtime: {e}");

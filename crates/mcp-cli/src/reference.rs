@@ -5,16 +5,16 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mcp_protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, GetPromptResult, JsonObject,
-    LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool,
-    ToolAnnotations,
+    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, GetPromptResult, JsonObject, LoggingLevel, Prompt,
+    PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    SamplingContent, SamplingMessage, Tool, ToolAnnotations,
 };
 use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use serde_json::{json, Value};
 
 /// A 1×1 red PNG.
-pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+pub const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A tiny WAV file.
 pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
@@ -43,9 +43,7 @@ async fn pause() {
 /// Builds the reference server.
 pub fn server() -> Server {
     let server = Server::builder("mcp-reference-server", env!("CARGO_PKG_VERSION"))
-        .instructions(
-            "The reference server of the `mcp` tool: every MCP feature, for testing clients.",
-        )
+        .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
         .build();
     add_tools(&server);
     add_resources(&server);
@@ -62,58 +60,24 @@ fn add_tools(server: &Server) {
         ),
         |args, _ctx| async move { Ok(CallToolResult::text(string_arg(&args, "text")?)) },
     );
+    server.add_tool(Tool::new("test_simple_text", "Returns a simple text response.", no_args()), |_, _| async {
+        Ok(CallToolResult::text("This is a simple text response for testing."))
+    });
+    server.add_tool(Tool::new("test_image_content", "Returns a PNG image.", no_args()), |_, _| async {
+        Ok(CallToolResult::success(vec![ContentBlock::image(PNG, "image/png")]))
+    });
+    server.add_tool(Tool::new("test_audio_content", "Returns a WAV clip.", no_args()), |_, _| async {
+        Ok(CallToolResult::success(vec![ContentBlock::audio(WAV, "audio/wav")]))
+    });
+    server.add_tool(Tool::new("test_embedded_resource", "Returns an embedded resource.", no_args()), |_, _| async {
+        Ok(CallToolResult::success(vec![ContentBlock::resource(ResourceContents::text(
+            "test://embedded-resource",
+            Some("text/plain"),
+            "This is an embedded resource content.",
+        ))]))
+    });
     server.add_tool(
-        Tool::new(
-            "test_simple_text",
-            "Returns a simple text response.",
-            no_args(),
-        ),
-        |_, _| async {
-            Ok(CallToolResult::text(
-                "This is a simple text response for testing.",
-            ))
-        },
-    );
-    server.add_tool(
-        Tool::new("test_image_content", "Returns a PNG image.", no_args()),
-        |_, _| async {
-            Ok(CallToolResult::success(vec![ContentBlock::image(
-                PNG,
-                "image/png",
-            )]))
-        },
-    );
-    server.add_tool(
-        Tool::new("test_audio_content", "Returns a WAV clip.", no_args()),
-        |_, _| async {
-            Ok(CallToolResult::success(vec![ContentBlock::audio(
-                WAV,
-                "audio/wav",
-            )]))
-        },
-    );
-    server.add_tool(
-        Tool::new(
-            "test_embedded_resource",
-            "Returns an embedded resource.",
-            no_args(),
-        ),
-        |_, _| async {
-            Ok(CallToolResult::success(vec![ContentBlock::resource(
-                ResourceContents::text(
-                    "test://embedded-resource",
-                    Some("text/plain"),
-                    "This is an embedded resource content.",
-                ),
-            )]))
-        },
-    );
-    server.add_tool(
-        Tool::new(
-            "test_multiple_content_types",
-            "Returns text, an image and a resource.",
-            no_args(),
-        ),
+        Tool::new("test_multiple_content_types", "Returns text, an image and a resource.", no_args()),
         |_, _| async {
             Ok(CallToolResult::success(vec![
                 ContentBlock::text("Multiple content types test:"),
@@ -127,38 +91,25 @@ fn add_tools(server: &Server) {
         },
     );
     server.add_tool(
-        Tool::new(
-            "test_tool_with_logging",
-            "Sends three log messages while it runs.",
-            no_args(),
-        ),
+        Tool::new("test_tool_with_logging", "Sends three log messages while it runs.", no_args()),
         |_, ctx: Context| async move {
             ctx.log(LoggingLevel::Info, "Tool execution started").await;
             pause().await;
             ctx.log(LoggingLevel::Info, "Tool processing data").await;
             pause().await;
-            ctx.log(LoggingLevel::Info, "Tool execution completed")
-                .await;
-            Ok(CallToolResult::text(
-                "Tool with logging executed successfully",
-            ))
+            ctx.log(LoggingLevel::Info, "Tool execution completed").await;
+            Ok(CallToolResult::text("Tool with logging executed successfully"))
         },
     );
     server.add_tool(
-        Tool::new(
-            "test_tool_with_progress",
-            "Reports progress 0, 50, 100 of 100.",
-            no_args(),
-        ),
+        Tool::new("test_tool_with_progress", "Reports progress 0, 50, 100 of 100.", no_args()),
         |_, ctx: Context| async move {
             for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                 if i > 0 {
                     pause().await;
                 }
                 // Without a progress token there is nobody to tell: not an error.
-                let _ = ctx
-                    .progress(step, Some(100.0), Some(&format!("step {}", i + 1)))
-                    .await;
+                let _ = ctx.progress(step, Some(100.0), Some(&format!("step {}", i + 1))).await;
             }
             // Some clients (the TypeScript SDK) drop a progress notification that arrives in
             // the same read as the response: leave a gap, as the reference server's pacing does.
@@ -166,18 +117,9 @@ fn add_tools(server: &Server) {
             Ok(CallToolResult::text("Progress test completed"))
         },
     );
-    server.add_tool(
-        Tool::new(
-            "test_error_handling",
-            "Always fails, as a tool error.",
-            no_args(),
-        ),
-        |_, _| async {
-            Err(HandlerError::tool(
-                "This tool intentionally returns an error for testing",
-            ))
-        },
-    );
+    server.add_tool(Tool::new("test_error_handling", "Always fails, as a tool error.", no_args()), |_, _| async {
+        Err(HandlerError::tool("This tool intentionally returns an error for testing"))
+    });
     server.add_tool(
         Tool::new(
             "test_sampling",
@@ -290,16 +232,10 @@ fn add_tools(server: &Server) {
         |args, _| async move { Ok(CallToolResult::text(format!("Received: {}", Value::Object(args)))) },
     );
     server.add_tool(
-        Tool::new(
-            "test_reconnection",
-            "Completes after a short pause (SSE reconnection test over HTTP).",
-            no_args(),
-        ),
+        Tool::new("test_reconnection", "Completes after a short pause (SSE reconnection test over HTTP).", no_args()),
         |_, _| async {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            Ok(CallToolResult::text(
-                "Reconnection test completed successfully. The result arrived after the pause.",
-            ))
+            Ok(CallToolResult::text("Reconnection test completed successfully. The result arrived after the pause."))
         },
     );
     let mut add = Tool::new(
@@ -308,19 +244,13 @@ fn add_tools(server: &Server) {
         json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}),
     );
     add.title = Some("Add numbers".into());
-    add.output_schema = Some(object(
-        json!({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}),
-    ));
-    add.annotations = Some(ToolAnnotations {
-        read_only_hint: Some(true),
-        idempotent_hint: Some(true),
-        ..Default::default()
-    });
+    add.output_schema =
+        Some(object(json!({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})));
+    add.annotations =
+        Some(ToolAnnotations { read_only_hint: Some(true), idempotent_hint: Some(true), ..Default::default() });
     server.add_tool(add, |args, _| async move {
         let number = |k: &str| {
-            args.get(k)
-                .and_then(Value::as_f64)
-                .ok_or_else(|| HandlerError::tool(format!("`{k}` must be a number")))
+            args.get(k).and_then(Value::as_f64).ok_or_else(|| HandlerError::tool(format!("`{k}` must be a number")))
         };
         let sum = number("a")? + number("b")?;
         Ok(CallToolResult::structured(json!({"sum": sum})))
@@ -343,10 +273,7 @@ async fn elicit_and_report(
         })
         .await?;
     let content = answer.content.map(Value::Object).unwrap_or(Value::Null);
-    Ok(CallToolResult::text(format!(
-        "{label}: action={}, content={content}",
-        answer.action
-    )))
+    Ok(CallToolResult::text(format!("{label}: action={}, content={content}", answer.action)))
 }
 
 fn add_resources(server: &Server) {
@@ -369,10 +296,7 @@ fn add_resources(server: &Server) {
     binary.description = Some("A static PNG image.".into());
     binary.mime_type = Some("image/png".into());
     server.add_resource(binary, |uri, _| async move {
-        Ok(ReadResourceResult {
-            contents: vec![ResourceContents::blob(uri, Some("image/png"), PNG)],
-            meta: None,
-        })
+        Ok(ReadResourceResult { contents: vec![ResourceContents::blob(uri, Some("image/png"), PNG)], meta: None })
     });
     let mut watched = Resource::new("test://watched-resource", "watched-resource");
     watched.title = Some("Watched resource".into());
@@ -380,11 +304,7 @@ fn add_resources(server: &Server) {
     watched.mime_type = Some("text/plain".into());
     server.add_resource(watched, |uri, _| async move {
         Ok(ReadResourceResult {
-            contents: vec![ResourceContents::text(
-                uri,
-                Some("text/plain"),
-                "Watched resource content",
-            )],
+            contents: vec![ResourceContents::text(uri, Some("text/plain"), "Watched resource content")],
             meta: None,
         })
     });
@@ -398,14 +318,11 @@ fn add_resources(server: &Server) {
         annotations: None,
         meta: None,
     };
-    let completions =
-        HashMap::from([("id".to_owned(), vec!["1".into(), "2".into(), "123".into()])]);
+    let completions = HashMap::from([("id".to_owned(), vec!["1".into(), "2".into(), "123".into()])]);
     server
         .add_resource_template_with_completions(template, completions, |uri, vars, _| async move {
             let id = vars.get("id").cloned().unwrap_or_default();
-            let text =
-                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
-                    .to_string();
+            let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
             Ok(ReadResourceResult {
                 contents: vec![ResourceContents::text(uri, Some("application/json"), text)],
                 meta: None,
@@ -415,23 +332,15 @@ fn add_resources(server: &Server) {
 }
 
 fn add_prompts(server: &Server) {
-    server.add_prompt(
-        Prompt::new("test_simple_prompt", "A prompt without arguments.", vec![]),
-        |_, _| async {
-            Ok(GetPromptResult {
-                description: None,
-                messages: vec![PromptMessage::user_text(
-                    "This is a simple prompt for testing.",
-                )],
-                meta: None,
-            })
-        },
-    );
+    server.add_prompt(Prompt::new("test_simple_prompt", "A prompt without arguments.", vec![]), |_, _| async {
+        Ok(GetPromptResult {
+            description: None,
+            messages: vec![PromptMessage::user_text("This is a simple prompt for testing.")],
+            meta: None,
+        })
+    });
     let completions = HashMap::from([
-        (
-            "arg1".to_owned(),
-            vec!["test1".into(), "test2".into(), "value".into()],
-        ),
+        ("arg1".to_owned(), vec!["test1".into(), "test2".into(), "value".into()]),
         ("arg2".to_owned(), vec!["alpha".into(), "beta".into()]),
     ]);
     server.add_prompt_with_completions(
@@ -446,27 +355,15 @@ fn add_prompts(server: &Server) {
         completions,
         |args, _| async move {
             let arg = |k: &str| args.get(k).cloned().unwrap_or_default();
-            let text = format!(
-                "Prompt with arguments: arg1='{}', arg2='{}'",
-                arg("arg1"),
-                arg("arg2")
-            );
-            Ok(GetPromptResult {
-                description: None,
-                messages: vec![PromptMessage::user_text(text)],
-                meta: None,
-            })
+            let text = format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"));
+            Ok(GetPromptResult { description: None, messages: vec![PromptMessage::user_text(text)], meta: None })
         },
     );
     server.add_prompt(
         Prompt::new(
             "test_prompt_with_embedded_resource",
             "A prompt that embeds a resource.",
-            vec![PromptArgument::new(
-                "resourceUri",
-                "URI of the resource to embed",
-                true,
-            )],
+            vec![PromptArgument::new("resourceUri", "URI of the resource to embed", true)],
         ),
         |args, _| async move {
             let uri = args.get("resourceUri").cloned().unwrap_or_default();
@@ -487,20 +384,14 @@ fn add_prompts(server: &Server) {
             })
         },
     );
-    server.add_prompt(
-        Prompt::new("test_prompt_with_image", "A prompt with an image.", vec![]),
-        |_, _| async {
-            Ok(GetPromptResult {
-                description: None,
-                messages: vec![
-                    PromptMessage {
-                        role: Role::User,
-                        content: ContentBlock::image(PNG, "image/png"),
-                    },
-                    PromptMessage::user_text("Please analyze the image above."),
-                ],
-                meta: None,
-            })
-        },
-    );
+    server.add_prompt(Prompt::new("test_prompt_with_image", "A prompt with an image.", vec![]), |_, _| async {
+        Ok(GetPromptResult {
+            description: None,
+            messages: vec![
+                PromptMessage { role: Role::User, content: ContentBlock::image(PNG, "image/png") },
+                PromptMessage::user_text("Please analyze the image above."),
+            ],
+            meta: None,
+        })
+    });
 }

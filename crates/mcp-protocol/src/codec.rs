@@ -81,14 +81,9 @@ fn downgrade_to_text(obj: &Object) -> Object {
     let text = match kind {
         "audio" => format!(
             "[audio content ({}) not representable in this protocol revision]",
-            obj.get("mimeType")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown type")
+            obj.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type")
         ),
-        "resource_link" => format!(
-            "[resource link: {}]",
-            obj.get("uri").and_then(Value::as_str).unwrap_or("")
-        ),
+        "resource_link" => format!("[resource link: {}]", obj.get("uri").and_then(Value::as_str).unwrap_or("")),
         other => format!("[{other} content not representable in this protocol revision]"),
     };
     Object::from_iter([("type".into(), "text".into()), ("text".into(), text.into())])
@@ -96,11 +91,7 @@ fn downgrade_to_text(obj: &Object) -> Object {
 
 /// Shapes one content block; blocks a revision lacks become text.
 pub fn shape_content(obj: &mut Object, rev: V) {
-    let kind = obj
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
     let since = match kind.as_str() {
         "audio" => V::V2025_03_26,
         "resource_link" => V::V2025_06_18,
@@ -146,23 +137,13 @@ pub fn shape_tool(obj: &mut Object, rev: V) {
 }
 
 fn shape_listed(obj: &mut Object, rev: V) {
-    strip(
-        obj,
-        rev,
-        &[
-            ("title", V::V2025_06_18, NOW),
-            ("_meta", V::V2025_06_18, NOW),
-            ("icons", V::V2025_11_25, NOW),
-        ],
-    );
+    strip(obj, rev, &[("title", V::V2025_06_18, NOW), ("_meta", V::V2025_06_18, NOW), ("icons", V::V2025_11_25, NOW)]);
     shape_annotations(obj, rev);
 }
 
 fn shape_prompt(obj: &mut Object, rev: V) {
     shape_listed(obj, rev);
-    for_each_object(obj.get_mut("arguments"), |a| {
-        strip(a, rev, &[("title", V::V2025_06_18, NOW)])
-    });
+    for_each_object(obj.get_mut("arguments"), |a| strip(a, rev, &[("title", V::V2025_06_18, NOW)]));
 }
 
 /// Is this method's result cacheable (it carries `ttlMs`/`cacheScope` from 2026-07-28)?
@@ -208,10 +189,7 @@ pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContex
         "tools/call" => {
             if rev < V::V2025_06_18 {
                 if let Some(structured) = obj.remove("structuredContent") {
-                    let empty = obj
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .is_none_or(|c| c.is_empty());
+                    let empty = obj.get("content").and_then(Value::as_array).is_none_or(|c| c.is_empty());
                     if empty {
                         // The structured value is the whole answer: keep it as text.
                         let block = Object::from_iter([
@@ -231,12 +209,8 @@ pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContex
             }
         }),
         "resources/list" => for_each_object(obj.get_mut("resources"), |r| shape_listed(r, rev)),
-        "resources/templates/list" => {
-            for_each_object(obj.get_mut("resourceTemplates"), |r| shape_listed(r, rev))
-        }
-        "resources/read" => {
-            for_each_object(obj.get_mut("contents"), |c| shape_resource_contents(c, rev))
-        }
+        "resources/templates/list" => for_each_object(obj.get_mut("resourceTemplates"), |r| shape_listed(r, rev)),
+        "resources/read" => for_each_object(obj.get_mut("contents"), |c| shape_resource_contents(c, rev)),
         _ => {}
     }
     finish_result(method, obj, rev, ctx);
@@ -252,8 +226,7 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
     }
     obj.entry("resultType").or_insert_with(|| "complete".into());
     if is_cacheable(method) {
-        obj.entry("ttlMs")
-            .or_insert_with(|| ctx.cache.ttl_ms.into());
+        obj.entry("ttlMs").or_insert_with(|| ctx.cache.ttl_ms.into());
         obj.entry("cacheScope").or_insert_with(|| {
             match ctx.cache.scope {
                 CacheScope::Public => "public",
@@ -263,9 +236,7 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
         });
     }
     if let Some(info) = ctx.server_info {
-        let meta = obj
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Object::new()));
+        let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Object::new()));
         if let Value::Object(meta) = meta {
             if !meta.contains_key(meta_keys::SERVER_INFO) {
                 let mut info = serde_json::to_value(info).unwrap_or(Value::Null);
@@ -291,14 +262,7 @@ pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
     match method {
         "sampling/createMessage" => {
-            strip(
-                obj,
-                rev,
-                &[
-                    ("tools", V::V2025_11_25, NOW),
-                    ("toolChoice", V::V2025_11_25, NOW),
-                ],
-            );
+            strip(obj, rev, &[("tools", V::V2025_11_25, NOW), ("toolChoice", V::V2025_11_25, NOW)]);
             for_each_object(obj.get_mut("messages"), |m| {
                 strip(m, rev, &[("_meta", V::V2025_11_25, NOW)]);
                 match m.get_mut("content") {
@@ -311,11 +275,7 @@ pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
         "elicitation/create" => strip(
             obj,
             rev,
-            &[
-                ("mode", V::V2025_11_25, NOW),
-                ("url", V::V2025_11_25, NOW),
-                ("elicitationId", V::V2025_11_25, NOW),
-            ],
+            &[("mode", V::V2025_11_25, NOW), ("url", V::V2025_11_25, NOW), ("elicitationId", V::V2025_11_25, NOW)],
         ),
         _ => {}
     }
@@ -328,25 +288,16 @@ mod tests {
 
     #[test]
     fn drops_what_a_revision_lacks() {
-        let ctx = ResultContext {
-            server_info: None,
-            cache: CacheHint::default(),
-        };
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
         let mut r = json!({"tools":[{"name":"t","title":"T","inputSchema":{"type":"object"},"annotations":{},"icons":[],"execution":{}}]});
         shape_result("tools/list", &mut r, V::V2024_11_05, &ctx);
-        assert_eq!(
-            r,
-            json!({"tools":[{"name":"t","inputSchema":{"type":"object"}}]})
-        );
+        assert_eq!(r, json!({"tools":[{"name":"t","inputSchema":{"type":"object"}}]}));
     }
 
     #[test]
     fn adds_what_modern_requires() {
         let info = Implementation::new("s", "1");
-        let ctx = ResultContext {
-            server_info: Some(&info),
-            cache: CacheHint::default(),
-        };
+        let ctx = ResultContext { server_info: Some(&info), cache: CacheHint::default() };
         let mut r = json!({"tools":[]});
         shape_result("tools/list", &mut r, V::V2026_07_28, &ctx);
         assert_eq!(r["resultType"], "complete");
@@ -357,10 +308,7 @@ mod tests {
 
     #[test]
     fn audio_becomes_text_before_2025_03_26() {
-        let ctx = ResultContext {
-            server_info: None,
-            cache: CacheHint::default(),
-        };
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
         let mut r = json!({"content":[{"type":"audio","data":"AA==","mimeType":"audio/wav"}]});
         shape_result("tools/call", &mut r, V::V2024_11_05, &ctx);
         assert_eq!(r["content"][0]["type"], "text");

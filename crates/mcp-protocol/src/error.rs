@@ -39,11 +39,7 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with a code and a message.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        Self { code, message: message.into(), data: None }
     }
 
     /// Attaches `data`.

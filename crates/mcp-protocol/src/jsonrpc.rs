@@ -73,8 +73,7 @@ impl Serialize for RequestId {
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        Self::from_value(&v)
-            .ok_or_else(|| de::Error::custom("a request id must be a string or an integer"))
+        Self::from_value(&v).ok_or_else(|| de::Error::custom("a request id must be a string or an integer"))
     }
 }
 
@@ -186,10 +185,7 @@ struct RawEnvelope {
 }
 
 fn invalid(id: Option<RequestId>, detail: impl fmt::Display) -> InvalidMessage {
-    InvalidMessage {
-        id,
-        error: ErrorObject::invalid_request(detail),
-    }
+    InvalidMessage { id, error: ErrorObject::invalid_request(detail) }
 }
 
 impl RawEnvelope {
@@ -214,37 +210,21 @@ impl RawEnvelope {
                 }
             }
             return match (self.id, id) {
-                (None, _) => Ok(Message::Notification(Notification {
-                    method,
-                    params: self.params,
-                })),
-                (Some(_), Some(id)) => Ok(Message::Request(Request {
-                    id,
-                    method,
-                    params: self.params,
-                })),
+                (None, _) => Ok(Message::Notification(Notification { method, params: self.params })),
+                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params: self.params })),
                 (Some(_), None) => Err(invalid(None, "a request id must not be null")),
             };
         }
         match (self.result, self.error) {
             (Some(result), None) => match id {
-                Some(id) => Ok(Message::Response(Response {
-                    id: Some(id),
-                    outcome: Ok(result),
-                })),
+                Some(id) => Ok(Message::Response(Response { id: Some(id), outcome: Ok(result) })),
                 None => Err(invalid(None, "a result response needs an id")),
             },
             (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
-                Ok(e) => Ok(Message::Response(Response {
-                    id,
-                    outcome: Err(e),
-                })),
+                Ok(e) => Ok(Message::Response(Response { id, outcome: Err(e) })),
                 Err(e) => Err(invalid(id, format_args!("malformed error object: {e}"))),
             },
-            (Some(_), Some(_)) => Err(invalid(
-                id,
-                "a response has either result or error, not both",
-            )),
+            (Some(_), Some(_)) => Err(invalid(id, "a response has either result or error, not both")),
             (None, None) => Err(invalid(id, "missing method")),
         }
     }
@@ -266,28 +246,16 @@ pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
     if trimmed.starts_with('{') {
         // Fast path: decode straight into the envelope without an intermediate Value tree.
         return match serde_json::from_str::<RawEnvelope>(text) {
-            Ok(raw) => raw
-                .classify()
-                .map(Incoming::Single)
-                .map_err(DecodeError::Invalid),
-            Err(e) if e.is_syntax() || e.is_eof() => {
-                Err(DecodeError::Parse(ErrorObject::parse_error(e)))
-            }
+            Ok(raw) => raw.classify().map(Incoming::Single).map_err(DecodeError::Invalid),
+            Err(e) if e.is_syntax() || e.is_eof() => Err(DecodeError::Parse(ErrorObject::parse_error(e))),
             Err(e) => Err(DecodeError::Invalid(invalid(None, e))),
         };
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
     match value {
-        Value::Array(items) if items.is_empty() => {
-            Err(DecodeError::Invalid(invalid(None, "empty batch")))
-        }
-        Value::Array(items) => Ok(Incoming::Batch(
-            items.into_iter().map(classify_value).collect(),
-        )),
-        other => classify_value(other)
-            .map(Incoming::Single)
-            .map_err(DecodeError::Invalid),
+        Value::Array(items) if items.is_empty() => Err(DecodeError::Invalid(invalid(None, "empty batch"))),
+        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify_value).collect())),
+        other => classify_value(other).map(Incoming::Single).map_err(DecodeError::Invalid),
     }
 }
 
@@ -355,39 +323,22 @@ impl Message {
 
 /// Encodes a request.
 pub fn encode_request(id: &RequestId, method: &str, params: Option<&Value>) -> String {
-    to_string(&WireRequest {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    })
+    to_string(&WireRequest { jsonrpc: "2.0", id, method, params })
 }
 
 /// Encodes a notification.
 pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
-    to_string(&WireNotification {
-        jsonrpc: "2.0",
-        method,
-        params,
-    })
+    to_string(&WireNotification { jsonrpc: "2.0", method, params })
 }
 
 /// Encodes a successful response.
 pub fn encode_result(id: &RequestId, result: &Value) -> String {
-    to_string(&WireResult {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
+    to_string(&WireResult { jsonrpc: "2.0", id, result })
 }
 
 /// Encodes an error response (`id` null when the request's id could not be read).
 pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> String {
-    to_string(&WireError {
-        jsonrpc: "2.0",
-        id,
-        error,
-    })
+    to_string(&WireError { jsonrpc: "2.0", id, error })
 }
 
 #[cfg(test)]
@@ -428,10 +379,7 @@ mod tests {
         ));
         assert!(matches!(
             single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
-            Message::Response(Response {
-                id: None,
-                outcome: Err(_)
-            })
+            Message::Response(Response { id: None, outcome: Err(_) })
         ));
     }
 
@@ -441,38 +389,20 @@ mod tests {
         assert_eq!(invalid_code("").0, PARSE_ERROR);
         assert_eq!(invalid_code("42").0, INVALID_REQUEST);
         assert_eq!(invalid_code("[]").0, INVALID_REQUEST);
-        assert_eq!(
-            invalid_code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).0,
-            INVALID_REQUEST
-        );
-        assert_eq!(
-            invalid_code(r#"{"jsonrpc":"2.0","id":7}"#),
-            (INVALID_REQUEST, Some(RequestId::Number(7)))
-        );
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":7}"#), (INVALID_REQUEST, Some(RequestId::Number(7))));
         assert_eq!(
             invalid_code(r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#),
             (INVALID_REQUEST, Some(RequestId::from("x")))
         );
-        assert_eq!(
-            invalid_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).0,
-            INVALID_REQUEST
-        );
-        assert_eq!(
-            invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#).0,
-            INVALID_REQUEST
-        );
-        assert_eq!(
-            invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).0,
-            INVALID_REQUEST
-        );
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).0, INVALID_REQUEST);
     }
 
     #[test]
     fn batch_elements_decode_independently() {
-        let Ok(Incoming::Batch(items)) = decode(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#)
-        else {
-            panic!()
-        };
+        let Ok(Incoming::Batch(items)) = decode(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#) else { panic!() };
         assert!(items[0].is_ok());
         assert!(items[1].is_err());
     }

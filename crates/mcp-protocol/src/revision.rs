@@ -32,20 +32,11 @@ pub enum Era {
 
 impl ProtocolVersion {
     /// Every revision, oldest first.
-    pub const ALL: [ProtocolVersion; 5] = [
-        Self::V2024_11_05,
-        Self::V2025_03_26,
-        Self::V2025_06_18,
-        Self::V2025_11_25,
-        Self::V2026_07_28,
-    ];
+    pub const ALL: [ProtocolVersion; 5] =
+        [Self::V2024_11_05, Self::V2025_03_26, Self::V2025_06_18, Self::V2025_11_25, Self::V2026_07_28];
     /// The legacy revisions, oldest first.
-    pub const LEGACY: [ProtocolVersion; 4] = [
-        Self::V2024_11_05,
-        Self::V2025_03_26,
-        Self::V2025_06_18,
-        Self::V2025_11_25,
-    ];
+    pub const LEGACY: [ProtocolVersion; 4] =
+        [Self::V2024_11_05, Self::V2025_03_26, Self::V2025_06_18, Self::V2025_11_25];
     /// The newest revision.
     pub const LATEST: ProtocolVersion = Self::V2026_07_28;
     /// The newest legacy revision: what a legacy `initialize` gets when it asks for one we lack.

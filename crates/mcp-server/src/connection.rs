@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
 use mcp_protocol::jsonrpc::{self, DecodeError, Incoming, Message, Notification, Request};
 use mcp_protocol::types::{
-    meta_keys, ClientCapabilities, Implementation, InitializeParams, InitializeResult,
-    LoggingLevel, ProgressToken, SubscriptionFilter,
+    meta_keys, ClientCapabilities, Implementation, InitializeParams, InitializeResult, LoggingLevel, ProgressToken,
+    SubscriptionFilter,
 };
 use mcp_protocol::{codec, ErrorObject, ProtocolVersion, RequestId};
-use mcp_transport::{Connection, FrameError, Inbound};
+use mcp_transport::{Connection, Frame, FrameError, Inbound};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::task::JoinSet;
@@ -84,11 +84,7 @@ fn known_in(method: &str, rev: ProtocolVersion) -> bool {
     if rev.is_modern() {
         common || matches!(method, "server/discover" | "subscriptions/listen")
     } else {
-        common
-            || matches!(
-                method,
-                "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel"
-            )
+        common || matches!(method, "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel")
     }
 }
 
@@ -103,9 +99,7 @@ impl ConnectionState {
     }
 
     async fn send_error(&self, id: Option<&RequestId>, error: &ErrorObject) {
-        self.outbound
-            .send_frame(jsonrpc::encode_error(id, error))
-            .await;
+        self.outbound.send_frame(jsonrpc::encode_error(id, error)).await;
     }
 
     /// Decides the revision and client context of a request, or the error to answer.
@@ -123,11 +117,8 @@ impl ConnectionState {
         let Some(version) = version else {
             if req.method == "ping" || req.method == "server/discover" {
                 // A probe before any handshake: answered in the newest revision of its era.
-                let revision = if req.method == "ping" {
-                    ProtocolVersion::LATEST_LEGACY
-                } else {
-                    ProtocolVersion::LATEST
-                };
+                let revision =
+                    if req.method == "ping" { ProtocolVersion::LATEST_LEGACY } else { ProtocolVersion::LATEST };
                 return Ok(RequestScope {
                     revision,
                     capabilities: ClientCapabilities::default(),
@@ -141,29 +132,16 @@ impl ConnectionState {
                 meta_keys::PROTOCOL_VERSION
             )));
         };
-        let capabilities = meta
-            .and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES))
-            .ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
-                    "missing _meta[\"{}\"]",
-                    meta_keys::CLIENT_CAPABILITIES
-                ))
-            })?;
+        let capabilities = meta.and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES)).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES))
+        })?;
         let requested = version.as_str().unwrap_or_default();
-        let revision = ProtocolVersion::parse(requested)
-            .filter(|v| v.is_modern())
-            .ok_or_else(|| {
-                let supported: Vec<&str> = ProtocolVersion::ALL
-                    .iter()
-                    .filter(|v| v.is_modern())
-                    .map(|v| v.as_str())
-                    .collect();
-                ErrorObject::new(
-                    UNSUPPORTED_PROTOCOL_VERSION,
-                    format!("unsupported protocol version {requested:?}"),
-                )
+        let revision = ProtocolVersion::parse(requested).filter(|v| v.is_modern()).ok_or_else(|| {
+            let supported: Vec<&str> =
+                ProtocolVersion::ALL.iter().filter(|v| v.is_modern()).map(|v| v.as_str()).collect();
+            ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, format!("unsupported protocol version {requested:?}"))
                 .with_data(json!({"supported": supported, "requested": version}))
-            })?;
+        })?;
         let capabilities: ClientCapabilities = serde_json::from_value(capabilities.clone())
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
         let client_info = meta
@@ -176,33 +154,21 @@ impl ConnectionState {
             .map(|v| serde_json::from_value::<LoggingLevel>(v.clone()))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
-        Ok(RequestScope {
-            revision,
-            capabilities,
-            client_info,
-            log: LogThreshold::Fixed(level),
-        })
+        Ok(RequestScope { revision, capabilities, client_info, log: LogThreshold::Fixed(level) })
     }
 
     /// Answers `initialize`: negotiates the version and makes this a legacy connection.
     fn initialize(&self, req: &Request) -> Result<Value, ErrorObject> {
         let mut legacy = lock(&self.legacy);
         if legacy.is_some() {
-            return Err(ErrorObject::invalid_request(
-                "the connection is already initialized",
-            ));
+            return Err(ErrorObject::invalid_request("the connection is already initialized"));
         }
-        let params: InitializeParams =
-            serde_json::from_value(req.params.clone().unwrap_or(Value::Null))
-                .map_err(|e| ErrorObject::invalid_params(format!("initialize: {e}")))?;
+        let params: InitializeParams = serde_json::from_value(req.params.clone().unwrap_or(Value::Null))
+            .map_err(|e| ErrorObject::invalid_params(format!("initialize: {e}")))?;
         let version = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| !v.is_modern())
             .unwrap_or(ProtocolVersion::LATEST_LEGACY);
-        *legacy = Some(LegacySession {
-            version,
-            capabilities: params.capabilities,
-            client_info: params.client_info,
-        });
+        *legacy = Some(LegacySession { version, capabilities: params.capabilities, client_info: params.client_info });
         drop(legacy);
         let server = &self.server.inner;
         let result = InitializeResult {
@@ -212,15 +178,12 @@ impl ConnectionState {
             instructions: server.instructions.clone(),
         };
         let mut value = serde_json::to_value(result).map_err(ErrorObject::internal)?;
-        let ctx = codec::ResultContext {
-            server_info: None,
-            cache: server.config.cache,
-        };
+        let ctx = codec::ResultContext { server_info: None, cache: server.config.cache };
         codec::shape_result("initialize", &mut value, version, &ctx);
         Ok(value)
     }
 
-    fn context(&self, req: &Request, scope: &RequestScope, cancel: CancellationToken) -> Context {
+    fn context(&self, req: &Request, scope: &RequestScope, cancel: CancellationToken, outbound: &Outbound) -> Context {
         let progress_token = req
             .params
             .as_ref()
@@ -236,13 +199,14 @@ impl ConnectionState {
             log: scope.log.clone(),
             logging_enabled: self.server.inner.config.logging,
             cancel,
-            outbound: self.outbound.clone(),
+            outbound: outbound.clone(),
             request_timeout: self.server.inner.config.request_timeout,
         })
     }
 
     /// Serves one request to completion; `None` when no response is due (cancelled).
-    pub(crate) async fn serve_request(self: &Arc<Self>, req: Request) -> Option<String> {
+    /// Related messages (progress, logs, requests to the client) go to `outbound`.
+    pub(crate) async fn serve_request(self: &Arc<Self>, req: Request, outbound: &Outbound) -> Option<String> {
         if req.method == "initialize" {
             return Some(match self.initialize(&req) {
                 Ok(v) => jsonrpc::encode_result(&req.id, &v),
@@ -254,19 +218,13 @@ impl ConnectionState {
             Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
         };
         if !known_in(&req.method, scope.revision) {
-            return Some(jsonrpc::encode_error(
-                Some(&req.id),
-                &ErrorObject::method_not_found(&req.method),
-            ));
+            return Some(jsonrpc::encode_error(Some(&req.id), &ErrorObject::method_not_found(&req.method)));
         }
         let cancel = self.closing.child_token();
-        if lock(&self.in_flight)
-            .insert(req.id.clone(), cancel.clone())
-            .is_some()
-        {
+        if lock(&self.in_flight).insert(req.id.clone(), cancel.clone()).is_some() {
             tracing::warn!(id = %req.id, "a request id was reused while the first request is in flight");
         }
-        let ctx = self.context(&req, &scope, cancel.clone());
+        let ctx = self.context(&req, &scope, cancel.clone(), outbound);
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
@@ -279,10 +237,7 @@ impl ConnectionState {
             Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
         };
         let server = &self.server.inner;
-        let shape = codec::ResultContext {
-            server_info: Some(&server.info),
-            cache: server.config.cache,
-        };
+        let shape = codec::ResultContext { server_info: Some(&server.info), cache: server.config.cache };
         codec::shape_result(&req.method, &mut result, scope.revision, &shape);
         Some(jsonrpc::encode_result(&req.id, &result))
     }
@@ -291,28 +246,17 @@ impl ConnectionState {
     /// client cancelled it (no response is due), the final result when the server ends it.
     pub(crate) async fn listen(&self, id: &RequestId, filter: SubscriptionFilter) -> Option<Value> {
         let caps = self.server.capabilities();
-        let flag =
-            |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
+        let flag = |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
         let honoured = SubscriptionFilter {
             tools_list_changed: flag(filter.tools_list_changed, caps.tools.is_some()),
             prompts_list_changed: flag(filter.prompts_list_changed, caps.prompts.is_some()),
             resources_list_changed: flag(filter.resources_list_changed, caps.resources.is_some()),
-            resource_subscriptions: filter
-                .resource_subscriptions
-                .filter(|_| caps.resources.is_some()),
+            resource_subscriptions: filter.resource_subscriptions.filter(|_| caps.resources.is_some()),
         };
         let end = CancellationToken::new();
         let params = json!({"notifications": honoured, "_meta": {meta_keys::SUBSCRIPTION_ID: id}});
-        lock(&self.listens).insert(
-            id.clone(),
-            Listen {
-                filter: honoured,
-                end: end.clone(),
-                acknowledged: false,
-            },
-        );
-        let ack =
-            jsonrpc::encode_notification("notifications/subscriptions/acknowledged", Some(&params));
+        lock(&self.listens).insert(id.clone(), Listen { filter: honoured, end: end.clone(), acknowledged: false });
+        let ack = jsonrpc::encode_notification("notifications/subscriptions/acknowledged", Some(&params));
         self.outbound.send_frame(ack).await;
         // Changes are delivered only once the acknowledgement has gone out.
         if let Some(listen) = lock(&self.listens).get_mut(id) {
@@ -331,9 +275,7 @@ impl ConnectionState {
     }
 
     fn cancel_request(&self, params: Option<&Value>) {
-        let id = params
-            .and_then(|p| p.get("requestId").or_else(|| p.get("id")))
-            .and_then(RequestId::from_value);
+        let id = params.and_then(|p| p.get("requestId").or_else(|| p.get("id"))).and_then(RequestId::from_value);
         let Some(id) = id else {
             tracing::debug!("cancellation without a usable request id ignored");
             return;
@@ -358,12 +300,8 @@ impl ConnectionState {
             let caps = self.server.capabilities();
             let (method, params) = match change {
                 Change::Tools if caps.tools.is_some() => ("notifications/tools/list_changed", None),
-                Change::Prompts if caps.prompts.is_some() => {
-                    ("notifications/prompts/list_changed", None)
-                }
-                Change::Resources if caps.resources.is_some() => {
-                    ("notifications/resources/list_changed", None)
-                }
+                Change::Prompts if caps.prompts.is_some() => ("notifications/prompts/list_changed", None),
+                Change::Resources if caps.resources.is_some() => ("notifications/resources/list_changed", None),
                 Change::ResourceUpdated(uri) if lock(&self.subscriptions).contains(uri) => {
                     ("notifications/resources/updated", Some(json!({"uri": uri})))
                 }
@@ -389,9 +327,7 @@ impl ConnectionState {
                         ("notifications/resources/list_changed", json!({}))
                     }
                     Change::ResourceUpdated(uri)
-                        if f.resource_subscriptions
-                            .as_ref()
-                            .is_some_and(|s| s.iter().any(|u| u == uri)) =>
+                        if f.resource_subscriptions.as_ref().is_some_and(|s| s.iter().any(|u| u == uri)) =>
                     {
                         ("notifications/resources/updated", json!({"uri": uri}))
                     }
@@ -409,11 +345,7 @@ impl ConnectionState {
 
 /// Serves `server` on one connection until the client closes it.
 pub(crate) async fn serve(server: Server, conn: Connection) {
-    let Connection {
-        mut incoming,
-        outgoing,
-        writer,
-    } = conn;
+    let Connection { mut incoming, outgoing, writer } = conn;
     let state = Arc::new(ConnectionState {
         server: server.clone(),
         outbound: Outbound::new(outgoing),
@@ -452,10 +384,7 @@ pub(crate) async fn serve(server: Server, conn: Connection) {
     state.outbound.fail_all();
     state.end_listens();
     let grace = server.inner.config.shutdown_grace;
-    if tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await.is_err() {
         state.closing.cancel();
         tasks.shutdown().await;
     }
@@ -473,53 +402,54 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
 }
 
 async fn handle_frame(state: &Arc<ConnectionState>, frame: Inbound, tasks: &mut JoinSet<()>) {
-    let text = match frame {
-        Ok(text) => text,
+    let Frame { text, reply } = match frame {
+        Ok(frame) => frame,
         Err(FrameError::TooLarge { limit }) => {
             let e = ErrorObject::invalid_request(format!("message larger than {limit} bytes"));
             return state.send_error(None, &e).await;
         }
         Err(FrameError::InvalidUtf8) => {
-            return state
-                .send_error(
-                    None,
-                    &ErrorObject::parse_error("message is not valid UTF-8"),
-                )
-                .await;
+            let e = ErrorObject::parse_error("message is not valid UTF-8");
+            return state.send_error(None, &e).await;
         }
+    };
+    let outbound = match reply {
+        Some(tx) => state.outbound.with_sink(tx),
+        None => state.outbound.clone(),
     };
     match jsonrpc::decode(&text) {
         Err(e @ (DecodeError::Parse(_) | DecodeError::Invalid(_))) => {
-            state.send_error(e.id(), e.error()).await
+            outbound.send_frame(jsonrpc::encode_error(e.id(), e.error())).await;
         }
-        Ok(Incoming::Single(message)) => handle_message(state, message, tasks).await,
+        Ok(Incoming::Single(message)) => handle_message(state, message, outbound, tasks).await,
         Ok(Incoming::Batch(items)) => {
             let allowed = state.legacy_version().is_some_and(|v| v.allows_batches());
             if !allowed {
                 let e = ErrorObject::invalid_request(
                     "JSON-RPC batches are only part of protocol revision 2025-03-26 (after initialize)",
                 );
-                return state.send_error(None, &e).await;
+                outbound.send_frame(jsonrpc::encode_error(None, &e)).await;
+                return;
             }
             let state = state.clone();
-            tasks.spawn(async move { serve_batch(&state, items).await });
+            tasks.spawn(async move { serve_batch(&state, items, &outbound).await });
         }
     }
 }
 
-async fn handle_message(state: &Arc<ConnectionState>, message: Message, tasks: &mut JoinSet<()>) {
+async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound: Outbound, tasks: &mut JoinSet<()>) {
     match message {
         Message::Request(req) if req.method == "initialize" => {
             // Inline, so that every later message sees the negotiated revision.
-            if let Some(frame) = state.serve_request(req).await {
-                state.outbound.send_frame(frame).await;
+            if let Some(frame) = state.serve_request(req, &outbound).await {
+                outbound.send_frame(frame).await;
             }
         }
         Message::Request(req) => {
             let state = state.clone();
             tasks.spawn(async move {
-                if let Some(frame) = state.serve_request(req).await {
-                    state.outbound.send_frame(frame).await;
+                if let Some(frame) = state.serve_request(req, &outbound).await {
+                    outbound.send_frame(frame).await;
                 }
             });
         }
@@ -534,20 +464,17 @@ async fn handle_message(state: &Arc<ConnectionState>, message: Message, tasks: &
 async fn serve_batch(
     state: &Arc<ConnectionState>,
     items: Vec<Result<Message, jsonrpc::InvalidMessage>>,
+    outbound: &Outbound,
 ) {
     let mut answers = Vec::new();
     let mut requests = Vec::new();
     for item in items {
         match item {
-            Err(invalid) => {
-                answers.push(jsonrpc::encode_error(invalid.id.as_ref(), &invalid.error))
-            }
-            Ok(Message::Request(req)) if req.method == "initialize" => {
-                answers.push(jsonrpc::encode_error(
-                    Some(&req.id),
-                    &ErrorObject::invalid_request("initialize must not be part of a batch"),
-                ))
-            }
+            Err(invalid) => answers.push(jsonrpc::encode_error(invalid.id.as_ref(), &invalid.error)),
+            Ok(Message::Request(req)) if req.method == "initialize" => answers.push(jsonrpc::encode_error(
+                Some(&req.id),
+                &ErrorObject::invalid_request("initialize must not be part of a batch"),
+            )),
             Ok(Message::Request(req)) => requests.push(req),
             Ok(Message::Notification(n)) => state.handle_notification(n),
             Ok(Message::Response(r)) => {
@@ -557,13 +484,9 @@ async fn serve_batch(
             }
         }
     }
-    let served =
-        futures::future::join_all(requests.into_iter().map(|r| state.serve_request(r))).await;
+    let served = futures::future::join_all(requests.into_iter().map(|r| state.serve_request(r, outbound))).await;
     answers.extend(served.into_iter().flatten());
     if !answers.is_empty() {
-        state
-            .outbound
-            .send_frame(format!("[{}]", answers.join(",")))
-            .await;
+        outbound.send_frame(format!("[{}]", answers.join(","))).await;
     }
 }

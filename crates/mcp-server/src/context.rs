@@ -7,8 +7,8 @@ use std::time::Duration;
 use mcp_protocol::engine::progress::{ProgressError, ProgressTracker};
 use mcp_protocol::error::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use mcp_protocol::types::{
-    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    Implementation, ListRootsResult, LoggingLevel, ProgressToken,
+    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
+    ListRootsResult, LoggingLevel, ProgressToken,
 };
 use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use serde::de::DeserializeOwned;
@@ -60,10 +60,7 @@ pub struct Context {
 impl Context {
     pub(crate) fn new(parts: ContextParts) -> Self {
         let progress = ProgressTracker::new(parts.progress_token.clone());
-        Self {
-            parts: Arc::new(parts),
-            progress: Arc::new(Mutex::new(progress)),
-        }
+        Self { parts: Arc::new(parts), progress: Arc::new(Mutex::new(progress)) }
     }
 
     /// The id of the request being handled.
@@ -103,10 +100,7 @@ impl Context {
     }
 
     pub(crate) fn finish(&self) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .finish();
+        self.progress.lock().unwrap_or_else(|e| e.into_inner()).finish();
     }
 
     /// Reports progress. Values must increase; nothing is sent if the client did not ask for
@@ -117,12 +111,7 @@ impl Context {
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), ProgressError> {
-        let token = self
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .advance(progress)?
-            .clone();
+        let token = self.progress.lock().unwrap_or_else(|e| e.into_inner()).advance(progress)?.clone();
         let mut params = json!({"progressToken": token, "progress": progress});
         if let Some(total) = total {
             params["total"] = json!(total);
@@ -130,10 +119,7 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        self.parts
-            .outbound
-            .notify("notifications/progress", params, self.parts.revision)
-            .await;
+        self.parts.outbound.notify("notifications/progress", params, self.parts.revision).await;
         Ok(())
     }
 
@@ -144,12 +130,7 @@ impl Context {
     }
 
     /// Like [`Self::log`], naming the logger.
-    pub async fn log_as(
-        &self,
-        level: LoggingLevel,
-        logger: Option<&str>,
-        data: impl Into<Value>,
-    ) -> bool {
+    pub async fn log_as(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
         if !self.parts.logging_enabled || !self.parts.log.allows(level) {
             return false;
         }
@@ -157,10 +138,7 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        self.parts
-            .outbound
-            .notify("notifications/message", params, self.parts.revision)
-            .await
+        self.parts.outbound.notify("notifications/message", params, self.parts.revision).await
     }
 
     fn require_capability(&self, name: &str, present: bool) -> Result<(), HandlerError> {
@@ -178,16 +156,10 @@ impl Context {
                 .with_data(json!({"requiredCapabilities": required})),
             ));
         }
-        Err(HandlerError::tool(format!(
-            "the client does not support {name}"
-        )))
+        Err(HandlerError::tool(format!("the client does not support {name}")))
     }
 
-    async fn ask<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Value,
-    ) -> Result<T, HandlerError> {
+    async fn ask<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, HandlerError> {
         if self.revision().is_modern() {
             // The 2026-07-28 answer to this is an `input_required` result (the client-runtime
             // issue); until it lands, say so instead of sending a request the revision forbids.
@@ -202,30 +174,23 @@ impl Context {
             .await
             .map_err(HandlerError::Protocol)?;
         serde_json::from_value(value).map_err(|e| {
-            HandlerError::Protocol(ErrorObject::internal(format!(
-                "malformed {method} result from the client: {e}"
-            )))
+            HandlerError::Protocol(ErrorObject::internal(format!("malformed {method} result from the client: {e}")))
         })
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
-    pub async fn sample(
-        &self,
-        params: CreateMessageParams,
-    ) -> Result<CreateMessageResult, HandlerError> {
+    pub async fn sample(&self, params: CreateMessageParams) -> Result<CreateMessageResult, HandlerError> {
         self.require_capability("sampling", self.client_capabilities().sampling.is_some())?;
-        let params = serde_json::to_value(params)
-            .map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
+        let params = serde_json::to_value(params).map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
         self.ask("sampling/createMessage", params).await
     }
 
     /// Asks the user for information (`elicitation/create`).
     pub async fn elicit(&self, params: ElicitParams) -> Result<ElicitResult, HandlerError> {
-        let supported = self.client_capabilities().elicitation.is_some()
-            && self.revision() >= ProtocolVersion::V2025_06_18;
+        let supported =
+            self.client_capabilities().elicitation.is_some() && self.revision() >= ProtocolVersion::V2025_06_18;
         self.require_capability("elicitation", supported)?;
-        let params = serde_json::to_value(params)
-            .map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
+        let params = serde_json::to_value(params).map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
         self.ask("elicitation/create", params).await
     }
 

@@ -3,10 +3,9 @@
 use std::sync::Arc;
 
 use mcp_protocol::types::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, Completion,
-    CompletionReference, DiscoverResult, GetPromptParams, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ListenParams,
-    PaginatedParams, ResourceParams, SetLevelParams,
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, Completion, CompletionReference, DiscoverResult,
+    GetPromptParams, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    ListenParams, PaginatedParams, ResourceParams, SetLevelParams,
 };
 use mcp_protocol::{ErrorObject, ProtocolVersion, Request};
 use serde::de::DeserializeOwned;
@@ -24,8 +23,7 @@ fn params<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
         Some(v) => v.clone(),
         None => json!({}),
     };
-    serde_json::from_value(value)
-        .map_err(|e| ErrorObject::invalid_params(format!("{}: {e}", req.method)))
+    serde_json::from_value(value).map_err(|e| ErrorObject::invalid_params(format!("{}: {e}", req.method)))
 }
 
 fn to_value<T: Serialize>(v: T) -> MethodResult {
@@ -41,11 +39,10 @@ fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
     match e {
         HandlerError::Protocol(e) => e,
         HandlerError::Tool(message) => ErrorObject::internal(message),
-        HandlerError::ResourceNotFound(uri) => ErrorObject::new(
-            rev.resource_not_found_code(),
-            format!("Resource not found: {uri}"),
-        )
-        .with_data(json!({"uri": uri})),
+        HandlerError::ResourceNotFound(uri) => {
+            ErrorObject::new(rev.resource_not_found_code(), format!("Resource not found: {uri}"))
+                .with_data(json!({"uri": uri}))
+        }
     }
 }
 
@@ -68,11 +65,7 @@ pub(crate) async fn dispatch(
     match req.method.as_str() {
         "ping" => Ok(json!({})),
         "server/discover" => {
-            let supported = ProtocolVersion::ALL
-                .iter()
-                .rev()
-                .map(|v| v.as_str().to_owned())
-                .collect();
+            let supported = ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect();
             to_value(DiscoverResult {
                 supported_versions: supported,
                 capabilities: caps,
@@ -81,28 +74,19 @@ pub(crate) async fn dispatch(
             })
         }
         "tools/list" => {
-            caps.tools
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
             inner.tools.with_all(|tools| {
                 let (range, next_cursor) = inner
                     .cursors
-                    .page(
-                        tools.keys().map(String::as_str),
-                        tools.len(),
-                        p.cursor.as_deref(),
-                        page_size,
-                    )
+                    .page(tools.keys().map(String::as_str), tools.len(), p.cursor.as_deref(), page_size)
                     .map_err(page_error)?;
                 let tools = tools[range].values().map(|e| e.tool.clone()).collect();
                 to_value(ListToolsResult { tools, next_cursor })
             })
         }
         "tools/call" => {
-            caps.tools
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: CallToolParams = params(req)?;
             let entry = inner
                 .tools
@@ -122,88 +106,52 @@ pub(crate) async fn dispatch(
             }
         }
         "resources/list" => {
-            caps.resources
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
             inner.resources.with_all(|items| {
                 let (range, next_cursor) = inner
                     .cursors
-                    .page(
-                        items.keys().map(String::as_str),
-                        items.len(),
-                        p.cursor.as_deref(),
-                        page_size,
-                    )
+                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
                     .map_err(page_error)?;
                 let resources = items[range].values().map(|e| e.resource.clone()).collect();
-                to_value(ListResourcesResult {
-                    resources,
-                    next_cursor,
-                })
+                to_value(ListResourcesResult { resources, next_cursor })
             })
         }
         "resources/templates/list" => {
-            caps.resources
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
             inner.templates.with_all(|items| {
                 let (range, next_cursor) = inner
                     .cursors
-                    .page(
-                        items.keys().map(String::as_str),
-                        items.len(),
-                        p.cursor.as_deref(),
-                        page_size,
-                    )
+                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
                     .map_err(page_error)?;
-                let resource_templates =
-                    items[range].values().map(|e| e.template.clone()).collect();
-                to_value(ListResourceTemplatesResult {
-                    resource_templates,
-                    next_cursor,
-                })
+                let resource_templates = items[range].values().map(|e| e.template.clone()).collect();
+                to_value(ListResourceTemplatesResult { resource_templates, next_cursor })
             })
         }
         "resources/read" => {
-            caps.resources
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: ResourceParams = params(req)?;
             let outcome = if let Some(entry) = inner.resources.get(&p.uri) {
                 (entry.handler)(p.uri.clone(), ctx.clone()).await
             } else {
                 let found = inner.templates.with_all(|items| {
-                    items.values().find_map(|t| {
-                        t.parsed
-                            .matches(&p.uri)
-                            .map(|vars| (t.handler.clone(), vars))
-                    })
+                    items.values().find_map(|t| t.parsed.matches(&p.uri).map(|vars| (t.handler.clone(), vars)))
                 });
                 match found {
                     Some((handler, vars)) => handler(p.uri.clone(), vars, ctx.clone()).await,
                     None => Err(HandlerError::ResourceNotFound(p.uri.clone())),
                 }
             };
-            outcome
-                .map_err(|e| protocol_error(e, rev))
-                .and_then(to_value)
+            outcome.map_err(|e| protocol_error(e, rev)).and_then(to_value)
         }
         "resources/subscribe" | "resources/unsubscribe" => {
-            let subscribe = caps
-                .resources
-                .as_ref()
-                .and_then(|r| r.subscribe)
-                .unwrap_or(false);
+            let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
             if !subscribe {
                 return Err(not_offered(&req.method));
             }
             let p: ResourceParams = params(req)?;
-            let mut subs = state
-                .subscriptions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut subs = state.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
             if req.method == "resources/subscribe" {
                 subs.insert(p.uri);
             } else {
@@ -212,35 +160,24 @@ pub(crate) async fn dispatch(
             Ok(json!({}))
         }
         "prompts/list" => {
-            caps.prompts
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
             inner.prompts.with_all(|items| {
                 let (range, next_cursor) = inner
                     .cursors
-                    .page(
-                        items.keys().map(String::as_str),
-                        items.len(),
-                        p.cursor.as_deref(),
-                        page_size,
-                    )
+                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
                     .map_err(page_error)?;
                 let prompts = items[range].values().map(|e| e.prompt.clone()).collect();
-                to_value(ListPromptsResult {
-                    prompts,
-                    next_cursor,
-                })
+                to_value(ListPromptsResult { prompts, next_cursor })
             })
         }
         "prompts/get" => {
-            caps.prompts
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: GetPromptParams = params(req)?;
-            let entry = inner.prompts.get(&p.name).ok_or_else(|| {
-                ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name))
-            })?;
+            let entry = inner
+                .prompts
+                .get(&p.name)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name)))?;
             let arguments = p.arguments.unwrap_or_default();
             let missing: Vec<&str> = entry
                 .prompt
@@ -257,27 +194,15 @@ pub(crate) async fn dispatch(
                     missing.join(", ")
                 )));
             }
-            (entry.handler)(arguments, ctx.clone())
-                .await
-                .map_err(|e| protocol_error(e, rev))
-                .and_then(to_value)
+            (entry.handler)(arguments, ctx.clone()).await.map_err(|e| protocol_error(e, rev)).and_then(to_value)
         }
         "completion/complete" => {
             // 2024-11-05 had no `completions` capability: there, having completions suffices.
-            caps.completions
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.completions.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: CompleteParams = params(req)?;
-            let custom = inner
-                .completion
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
+            let custom = inner.completion.read().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(handler) = custom {
-                return handler(p, ctx.clone())
-                    .await
-                    .map_err(|e| protocol_error(e, rev))
-                    .and_then(to_value);
+                return handler(p, ctx.clone()).await.map_err(|e| protocol_error(e, rev)).and_then(to_value);
             }
             let candidates = match &p.reference {
                 CompletionReference::Prompt { name } => inner
@@ -290,26 +215,17 @@ pub(crate) async fn dispatch(
                 CompletionReference::Resource { uri } => inner
                     .templates
                     .get(uri)
-                    .ok_or_else(|| {
-                        ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
-                    })?
+                    .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown resource template: {uri}")))?
                     .completions
                     .get(&p.argument.name)
                     .cloned(),
             };
-            let values = candidates
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|v| v.starts_with(&p.argument.value))
-                .collect();
-            to_value(CompleteResult {
-                completion: Completion::from_values(values),
-            })
+            let values =
+                candidates.unwrap_or_default().into_iter().filter(|v| v.starts_with(&p.argument.value)).collect();
+            to_value(CompleteResult { completion: Completion::from_values(values) })
         }
         "logging/setLevel" => {
-            caps.logging
-                .as_ref()
-                .ok_or_else(|| not_offered(&req.method))?;
+            caps.logging.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: SetLevelParams = params(req)?;
             *state.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(p.level);
             Ok(json!({}))

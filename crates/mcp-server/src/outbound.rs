@@ -23,15 +23,17 @@ pub(crate) struct Outbound {
 
 impl Outbound {
     pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
-        Self {
-            tx,
-            pending: Arc::default(),
-            deadline_changed: Arc::default(),
-        }
+        Self { tx, pending: Arc::default(), deadline_changed: Arc::default() }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, PendingRequests<Waiter>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The same connection's pending requests, with messages going to another sink (the
+    /// stream of one HTTP request, say).
+    pub(crate) fn with_sink(&self, tx: mpsc::Sender<String>) -> Self {
+        Self { tx, pending: self.pending.clone(), deadline_changed: self.deadline_changed.clone() }
     }
 
     /// Sends one encoded frame; `false` if the connection is gone.
@@ -40,15 +42,9 @@ impl Outbound {
     }
 
     /// Sends a notification shaped for `rev`.
-    pub(crate) async fn notify(
-        &self,
-        method: &str,
-        mut params: Value,
-        rev: ProtocolVersion,
-    ) -> bool {
+    pub(crate) async fn notify(&self, method: &str, mut params: Value, rev: ProtocolVersion) -> bool {
         codec::shape_notification_params(method, &mut params, rev);
-        self.send_frame(encode_notification(method, Some(&params)))
-            .await
+        self.send_frame(encode_notification(method, Some(&params))).await
     }
 
     /// Sends a request to the client and waits for its answer, at most `timeout`.
@@ -62,25 +58,15 @@ impl Outbound {
     ) -> Result<Value, ErrorObject> {
         codec::shape_server_request_params(method, &mut params, rev);
         let (tx, rx) = oneshot::channel();
-        let id = self
-            .pending()
-            .register(method, tx, Instant::now(), Some(timeout));
+        let id = self.pending().register(method, tx, Instant::now(), Some(timeout));
         self.deadline_changed.notify_one();
-        let mut guard = CancelOnDrop {
-            outbound: self,
-            id: Some(id.clone()),
-        };
-        if !self
-            .send_frame(encode_request(&id, method, Some(&params)))
-            .await
-        {
+        let mut guard = CancelOnDrop { outbound: self, id: Some(id.clone()) };
+        if !self.send_frame(encode_request(&id, method, Some(&params))).await {
             guard.id = None;
             self.pending().cancel(&id);
             return Err(ErrorObject::internal("connection closed"));
         }
-        let outcome = rx
-            .await
-            .unwrap_or_else(|_| Err(ErrorObject::internal("connection closed")));
+        let outcome = rx.await.unwrap_or_else(|_| Err(ErrorObject::internal("connection closed")));
         guard.id = None;
         outcome
     }
@@ -99,9 +85,7 @@ impl Outbound {
     pub(crate) fn expire(&self) {
         for (id, method, waiter) in self.pending().expire(Instant::now()) {
             tracing::debug!(%id, method, "request to the client timed out");
-            let _ = waiter.send(Err(ErrorObject::internal(format!(
-                "the client did not answer {method} in time"
-            ))));
+            let _ = waiter.send(Err(ErrorObject::internal(format!("the client did not answer {method} in time"))));
         }
     }
 
@@ -129,10 +113,7 @@ impl Drop for CancelOnDrop<'_> {
         if let Some(id) = self.id.take() {
             if self.outbound.pending().cancel(&id).is_some() {
                 let params = serde_json::json!({"requestId": id, "reason": "the server no longer needs the answer"});
-                let _ = self.outbound.tx.try_send(encode_notification(
-                    "notifications/cancelled",
-                    Some(&params),
-                ));
+                let _ = self.outbound.tx.try_send(encode_notification("notifications/cancelled", Some(&params)));
             }
         }
     }

@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use mcp_protocol::types::{
-    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, JsonObject, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use mcp_protocol::uri_template::UriTemplate;
 
@@ -20,35 +20,23 @@ use crate::context::Context;
 use crate::error::HandlerResult;
 
 /// A tool handler: arguments in, result out.
-pub type ToolHandler = Arc<
-    dyn Fn(JsonObject, Context) -> BoxFuture<'static, HandlerResult<CallToolResult>> + Send + Sync,
->;
+pub type ToolHandler =
+    Arc<dyn Fn(JsonObject, Context) -> BoxFuture<'static, HandlerResult<CallToolResult>> + Send + Sync>;
 /// A resource handler: the URI in, contents out.
-pub type ResourceHandler = Arc<
-    dyn Fn(String, Context) -> BoxFuture<'static, HandlerResult<ReadResourceResult>> + Send + Sync,
->;
+pub type ResourceHandler =
+    Arc<dyn Fn(String, Context) -> BoxFuture<'static, HandlerResult<ReadResourceResult>> + Send + Sync>;
 /// A template handler: the URI and its variables in, contents out.
 pub type TemplateHandler = Arc<
-    dyn Fn(
-            String,
-            HashMap<String, String>,
-            Context,
-        ) -> BoxFuture<'static, HandlerResult<ReadResourceResult>>
+    dyn Fn(String, HashMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<ReadResourceResult>>
         + Send
         + Sync,
 >;
 /// A prompt handler: argument values in, messages out.
-pub type PromptHandler = Arc<
-    dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<GetPromptResult>>
-        + Send
-        + Sync,
->;
+pub type PromptHandler =
+    Arc<dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<GetPromptResult>> + Send + Sync>;
 /// A completion handler.
-pub type CompletionHandler = Arc<
-    dyn Fn(CompleteParams, Context) -> BoxFuture<'static, HandlerResult<CompleteResult>>
-        + Send
-        + Sync,
->;
+pub type CompletionHandler =
+    Arc<dyn Fn(CompleteParams, Context) -> BoxFuture<'static, HandlerResult<CompleteResult>> + Send + Sync>;
 
 /// Wraps an async closure as a boxed handler.
 pub(crate) fn boxed1<A, T, F, Fut>(
@@ -123,9 +111,7 @@ pub struct Registry<T> {
 
 impl<T: Clone> Default for Registry<T> {
     fn default() -> Self {
-        Self {
-            entries: RwLock::new(IndexMap::new()),
-        }
+        Self { entries: RwLock::new(IndexMap::new()) }
     }
 }
 
@@ -145,11 +131,7 @@ impl<T: Clone> Registry<T> {
 
     /// One entry.
     pub fn get(&self, key: &str) -> Option<T> {
-        self.entries
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned()
+        self.entries.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
     /// Runs `f` over the entries in order, under the read lock.

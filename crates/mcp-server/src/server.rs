@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use mcp_protocol::engine::cursor::CursorCodec;
 use mcp_protocol::types::{
-    CacheHint, CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation,
-    JsonObject, ListChangedCapability, Prompt, ReadResourceResult, Resource, ResourceTemplate,
-    ResourcesCapability, ServerCapabilities, Tool,
+    CacheHint, CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation, JsonObject,
+    ListChangedCapability, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability,
+    ServerCapabilities, Tool,
 };
 use mcp_protocol::uri_template::{UriTemplate, UriTemplateError};
 use tokio::sync::broadcast;
@@ -17,8 +17,7 @@ use tokio::sync::broadcast;
 use crate::context::Context;
 use crate::error::HandlerResult;
 use crate::registry::{
-    boxed1, Change, CompletionHandler, PromptEntry, Registry, ResourceEntry, TemplateEntry,
-    ToolEntry,
+    boxed1, Change, CompletionHandler, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry,
 };
 
 pub(crate) struct ServerInner {
@@ -139,10 +138,7 @@ impl ServerBuilder {
                 prompts: Registry::default(),
                 completion: Default::default(),
                 changes,
-                cursors: self
-                    .cursor_key
-                    .map(CursorCodec::with_key)
-                    .unwrap_or_else(CursorCodec::random),
+                cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
                 config: self.config,
             }),
         }
@@ -181,25 +177,14 @@ impl Server {
         let c = &i.config;
         let has_completions = c.completions
             || i.completion.read().map(|h| h.is_some()).unwrap_or(false)
-            || i.prompts
-                .with_all(|m| m.values().any(|p| !p.completions.is_empty()))
-            || i.templates
-                .with_all(|m| m.values().any(|t| !t.completions.is_empty()));
-        let listed = Some(ListChangedCapability {
-            list_changed: Some(true),
-        });
+            || i.prompts.with_all(|m| m.values().any(|p| !p.completions.is_empty()))
+            || i.templates.with_all(|m| m.values().any(|t| !t.completions.is_empty()));
+        let listed = Some(ListChangedCapability { list_changed: Some(true) });
         ServerCapabilities {
-            tools: (c.tools || !i.tools.is_empty())
-                .then(|| listed.clone())
-                .flatten(),
-            prompts: (c.prompts || !i.prompts.is_empty())
-                .then(|| listed.clone())
-                .flatten(),
+            tools: (c.tools || !i.tools.is_empty()).then(|| listed.clone()).flatten(),
+            prompts: (c.prompts || !i.prompts.is_empty()).then(|| listed.clone()).flatten(),
             resources: (c.resources || !i.resources.is_empty() || !i.templates.is_empty())
-                .then_some(ResourcesCapability {
-                    subscribe: Some(true),
-                    list_changed: Some(true),
-                }),
+                .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
             logging: c.logging.then(JsonObject::new),
             completions: has_completions.then(JsonObject::new),
             ..ServerCapabilities::default()
@@ -213,13 +198,7 @@ impl Server {
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
         let name = tool.name.clone();
-        self.inner.tools.insert(
-            name,
-            ToolEntry {
-                tool,
-                handler: boxed1(handler),
-            },
-        );
+        self.inner.tools.insert(name, ToolEntry { tool, handler: boxed1(handler) });
         self.announce(Change::Tools);
     }
 
@@ -239,13 +218,7 @@ impl Server {
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
         let uri = resource.uri.clone();
-        self.inner.resources.insert(
-            uri,
-            ResourceEntry {
-                resource,
-                handler: boxed1(handler),
-            },
-        );
+        self.inner.resources.insert(uri, ResourceEntry { resource, handler: boxed1(handler) });
         self.announce(Change::Resources);
     }
 
@@ -259,11 +232,7 @@ impl Server {
     }
 
     /// Adds a resource template: reads of matching URIs go to `handler` with the variables.
-    pub fn add_resource_template<F, Fut>(
-        &self,
-        template: ResourceTemplate,
-        handler: F,
-    ) -> Result<(), UriTemplateError>
+    pub fn add_resource_template<F, Fut>(&self, template: ResourceTemplate, handler: F) -> Result<(), UriTemplateError>
     where
         F: Fn(String, HashMap<String, String>, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
@@ -287,15 +256,7 @@ impl Server {
         let handler: crate::registry::TemplateHandler =
             Arc::new(move |uri, vars, ctx| Box::pin((handler)(uri, vars, ctx)));
         let key = template.uri_template.clone();
-        self.inner.templates.insert(
-            key,
-            TemplateEntry {
-                template,
-                parsed,
-                handler,
-                completions,
-            },
-        );
+        self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
         self.announce(Change::Resources);
         Ok(())
     }
@@ -320,14 +281,7 @@ impl Server {
         Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
     {
         let name = prompt.name.clone();
-        self.inner.prompts.insert(
-            name,
-            PromptEntry {
-                prompt,
-                handler: boxed1(handler),
-                completions,
-            },
-        );
+        self.inner.prompts.insert(name, PromptEntry { prompt, handler: boxed1(handler), completions });
         self.announce(Change::Prompts);
     }
 
@@ -346,11 +300,7 @@ impl Server {
         F: Fn(CompleteParams, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CompleteResult>> + Send + 'static,
     {
-        *self
-            .inner
-            .completion
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(boxed1(handler));
+        *self.inner.completion.write().unwrap_or_else(|e| e.into_inner()) = Some(boxed1(handler));
     }
 
     /// Tells subscribed clients that a resource's contents changed.

@@ -4,9 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_protocol::types::{
-    CallToolResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, Tool,
-};
+use mcp_protocol::types::{CallToolResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, Tool};
 use mcp_server::{Context, HandlerError, Server};
 use mcp_transport::{memory, Connection};
 use serde_json::{json, Value};
@@ -24,18 +22,11 @@ impl Peer {
         let (client, server_end) = memory::pair();
         let server = server.clone();
         tokio::spawn(async move { server.serve(server_end).await });
-        Self {
-            conn: client,
-            next_id: 1,
-        }
+        Self { conn: client, next_id: 1 }
     }
 
     async fn send(&self, v: Value) {
-        self.conn
-            .outgoing
-            .send(v.to_string())
-            .await
-            .expect("server gone");
+        self.conn.outgoing.send(v.to_string()).await.expect("server gone");
     }
 
     async fn recv(&mut self) -> Value {
@@ -44,7 +35,7 @@ impl Peer {
             .expect("timed out waiting for the server")
             .expect("connection closed")
             .expect("bad frame");
-        serde_json::from_str(&frame).expect("server sent invalid JSON")
+        serde_json::from_str(&frame.text).expect("server sent invalid JSON")
     }
 
     /// Receives nothing for `d` (or fails with what arrived).
@@ -58,8 +49,7 @@ impl Peer {
     async fn request(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
-            .await;
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})).await;
         let mut before = Vec::new();
         loop {
             let msg = self.recv().await;
@@ -77,10 +67,12 @@ impl Peer {
 
     async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
         let r = self
-            .call("initialize", json!({"protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}))
+            .call(
+                "initialize",
+                json!({"protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}),
+            )
             .await;
-        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
-            .await;
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
         r
     }
 }
@@ -98,12 +90,7 @@ fn tool(name: &str) -> Tool {
 }
 
 fn names(list: &Value, key: &str) -> Vec<String> {
-    list[key]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
+    list[key].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
 }
 
 #[tokio::test]
@@ -113,21 +100,11 @@ async fn tool_set_changes_at_runtime_and_clients_are_told() {
     let mut peer = Peer::start(&server);
     peer.initialize("2025-06-18", json!({})).await;
     server.add_tool(tool("b"), |_, _| async { Ok(CallToolResult::text("b")) });
-    assert_eq!(
-        peer.recv().await["method"],
-        "notifications/tools/list_changed"
-    );
+    assert_eq!(peer.recv().await["method"], "notifications/tools/list_changed");
     let r = peer.call("tools/list", json!({})).await;
-    assert_eq!(
-        names(&r["result"], "tools"),
-        ["a", "b"],
-        "deterministic (insertion) order"
-    );
+    assert_eq!(names(&r["result"], "tools"), ["a", "b"], "deterministic (insertion) order");
     assert!(server.remove_tool("a"));
-    assert_eq!(
-        peer.recv().await["method"],
-        "notifications/tools/list_changed"
-    );
+    assert_eq!(peer.recv().await["method"], "notifications/tools/list_changed");
     let r = peer.call("tools/call", json!({"name":"a"})).await;
     assert_eq!(r["error"]["code"], -32602, "a removed tool is unknown: {r}");
 }
@@ -160,22 +137,14 @@ async fn pagination_with_opaque_cursors() {
     let good = first["result"]["nextCursor"].as_str().unwrap().to_owned();
     let mut tampered = good.clone().into_bytes();
     tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };
-    let r = peer
-        .call(
-            "tools/list",
-            json!({"cursor": String::from_utf8(tampered).unwrap()}),
-        )
-        .await;
+    let r = peer.call("tools/list", json!({"cursor": String::from_utf8(tampered).unwrap()})).await;
     assert_eq!(r["error"]["code"], -32602, "tampered cursor: {r}");
     let r = peer.call("tools/list", json!({"cursor": "garbage!"})).await;
     assert_eq!(r["error"]["code"], -32602);
     server.add_tool(tool("t6"), |_, _| async { Ok(CallToolResult::text("")) });
     let _ = peer.recv().await; // list_changed
     let r = peer.call("tools/list", json!({"cursor": good})).await;
-    assert_eq!(
-        r["error"]["code"], -32602,
-        "a cursor from before the list changed is stale: {r}"
-    );
+    assert_eq!(r["error"]["code"], -32602, "a cursor from before the list changed is stale: {r}");
 }
 
 #[tokio::test]
@@ -186,12 +155,7 @@ async fn undeclared_capabilities_are_method_not_found() {
     let init = peer.initialize("2025-06-18", json!({})).await;
     let caps = &init["result"]["capabilities"];
     assert!(caps.get("prompts").is_none() && caps.get("resources").is_none());
-    for method in [
-        "prompts/list",
-        "resources/list",
-        "resources/read",
-        "completion/complete",
-    ] {
+    for method in ["prompts/list", "resources/list", "resources/read", "completion/complete"] {
         let r = peer.call(method, json!({})).await;
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
     }
@@ -230,16 +194,14 @@ async fn cancellation_drops_the_handler_and_sends_no_response() {
             peer.initialize(version, json!({})).await;
             json!({"name":"slow"})
         };
-        peer.send(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":params}))
-            .await;
+        peer.send(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":params})).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"test"}}))
-            .await;
+        peer.send(
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"test"}}),
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(
-            dropped.load(Ordering::SeqCst),
-            "{version}: the handler future was dropped"
-        );
+        assert!(dropped.load(Ordering::SeqCst), "{version}: the handler future was dropped");
         assert!(!finished.load(Ordering::SeqCst));
         peer.expect_silence(Duration::from_millis(200)).await;
     }
@@ -255,8 +217,7 @@ async fn legacy_logging_follows_set_level_and_modern_follows_meta() {
     });
     let mut peer = Peer::start(&server);
     peer.initialize("2025-03-26", json!({})).await;
-    peer.call("logging/setLevel", json!({"level":"warning"}))
-        .await;
+    peer.call("logging/setLevel", json!({"level":"warning"})).await;
     let (notes, _) = peer.request("tools/call", json!({"name":"log"})).await;
     let data: Vec<&Value> = notes.iter().map(|n| &n["params"]["data"]).collect();
     assert_eq!(data, [&json!("warning")]);
@@ -264,13 +225,8 @@ async fn legacy_logging_follows_set_level_and_modern_follows_meta() {
     assert_eq!(r["error"]["code"], -32602);
 
     let mut peer = Peer::start(&server);
-    let (notes, _) = peer
-        .request("tools/call", modern(json!({"name":"log"})))
-        .await;
-    assert!(
-        notes.is_empty(),
-        "no logLevel in _meta means no logs: {notes:?}"
-    );
+    let (notes, _) = peer.request("tools/call", modern(json!({"name":"log"}))).await;
+    assert!(notes.is_empty(), "no logLevel in _meta means no logs: {notes:?}");
     let mut params = modern(json!({"name":"log"}));
     params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
     let (notes, r) = peer.request("tools/call", params).await;
@@ -282,43 +238,26 @@ async fn legacy_logging_follows_set_level_and_modern_follows_meta() {
 async fn resource_subscriptions_in_both_eras() {
     let server = Server::builder("s", "1").build();
     server.add_resource(Resource::new("test://r", "r"), |uri, _| async move {
-        Ok(ReadResourceResult {
-            contents: vec![ResourceContents::text(uri, None, "x")],
-            meta: None,
-        })
+        Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, None, "x")], meta: None })
     });
     let mut legacy = Peer::start(&server);
     legacy.initialize("2025-06-18", json!({})).await;
-    assert_eq!(
-        legacy
-            .call("resources/subscribe", json!({"uri":"test://r"}))
-            .await["result"],
-        json!({})
-    );
+    assert_eq!(legacy.call("resources/subscribe", json!({"uri":"test://r"})).await["result"], json!({}));
     server.notify_resource_updated("test://other");
     server.notify_resource_updated("test://r");
     let n = legacy.recv().await;
     assert_eq!(n["method"], "notifications/resources/updated");
     assert_eq!(n["params"]["uri"], "test://r");
-    legacy
-        .call("resources/unsubscribe", json!({"uri":"test://r"}))
-        .await;
+    legacy.call("resources/unsubscribe", json!({"uri":"test://r"})).await;
     server.notify_resource_updated("test://r");
     legacy.expect_silence(Duration::from_millis(100)).await;
 
     let mut modern_peer = Peer::start(&server);
-    let listen = modern(
-        json!({"notifications":{"resourceSubscriptions":["test://r"],"toolsListChanged":true}}),
-    );
-    modern_peer
-        .send(json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":listen}))
-        .await;
+    let listen = modern(json!({"notifications":{"resourceSubscriptions":["test://r"],"toolsListChanged":true}}));
+    modern_peer.send(json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":listen})).await;
     let ack = modern_peer.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    assert_eq!(
-        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "L"
-    );
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
     assert_eq!(
         ack["params"]["notifications"],
         json!({"resourceSubscriptions":["test://r"]}),
@@ -327,40 +266,33 @@ async fn resource_subscriptions_in_both_eras() {
     server.notify_resource_updated("test://r");
     let n = modern_peer.recv().await;
     assert_eq!(n["method"], "notifications/resources/updated");
-    assert_eq!(
-        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "L"
-    );
-    modern_peer
-        .send(
-            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}),
-        )
-        .await;
+    assert_eq!(n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
+    modern_peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}})).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     server.notify_resource_updated("test://r");
     modern_peer.expect_silence(Duration::from_millis(100)).await;
     // The removed legacy methods are unknown to a modern request.
-    let r = modern_peer
-        .call("resources/subscribe", modern(json!({"uri":"test://r"})))
-        .await;
+    let r = modern_peer.call("resources/subscribe", modern(json!({"uri":"test://r"}))).await;
     assert_eq!(r["error"]["code"], -32601);
 }
 
 #[tokio::test]
 async fn legacy_sampling_is_a_real_request_and_times_out() {
-    let server = Server::builder("s", "1")
-        .request_timeout(Duration::from_millis(300))
-        .build();
+    let server = Server::builder("s", "1").request_timeout(Duration::from_millis(300)).build();
     server.add_tool(tool("ask"), |_, ctx: Context| async move {
         let reply = ctx
-            .sample(serde_json::from_value(json!({"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"maxTokens":5})).unwrap())
+            .sample(
+                serde_json::from_value(
+                    json!({"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"maxTokens":5}),
+                )
+                .unwrap(),
+            )
             .await?;
         Ok(CallToolResult::text(format!("model said via {}", reply.model)))
     });
     let mut peer = Peer::start(&server);
     peer.initialize("2025-06-18", json!({"sampling":{}})).await;
-    peer.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}))
-        .await;
+    peer.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}})).await;
     let req = peer.recv().await;
     assert_eq!(req["method"], "sampling/createMessage");
     peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"role":"assistant","content":{"type":"text","text":"a"},"model":"m1"}}))
@@ -369,15 +301,11 @@ async fn legacy_sampling_is_a_real_request_and_times_out() {
     assert_eq!(r["result"]["content"][0]["text"], "model said via m1");
 
     // Unanswered: the request times out and the tool reports an error; a late answer is ignored.
-    peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}))
-        .await;
+    peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}})).await;
     let req = peer.recv().await;
     let r = peer.recv().await;
     assert_eq!(r["id"], 2);
-    assert!(
-        r["error"]["message"].as_str().unwrap().contains("in time"),
-        "{r}"
-    );
+    assert!(r["error"]["message"].as_str().unwrap().contains("in time"), "{r}");
     peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"role":"assistant","content":{"type":"text","text":"a"},"model":"m"}}))
         .await;
     assert_eq!(peer.call("ping", json!({})).await["result"], json!({}));
@@ -392,15 +320,9 @@ async fn legacy_sampling_is_a_real_request_and_times_out() {
 #[tokio::test]
 async fn tool_errors_are_results_and_protocol_errors_are_errors() {
     let server = Server::builder("s", "1").build();
-    server.add_tool(tool("fails"), |_, _| async {
-        Err(HandlerError::tool("it broke"))
-    });
+    server.add_tool(tool("fails"), |_, _| async { Err(HandlerError::tool("it broke")) });
     server.add_tool(
-        Tool::new(
-            "needs",
-            "needs x",
-            json!({"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}),
-        ),
+        Tool::new("needs", "needs x", json!({"type":"object","properties":{"x":{"type":"string"}},"required":["x"]})),
         |_, _| async { Ok(CallToolResult::text("ok")) },
     );
     server.add_prompt(Prompt::new("p", "a prompt", vec![]), |_, _| async {
@@ -411,20 +333,10 @@ async fn tool_errors_are_results_and_protocol_errors_are_errors() {
     let r = peer.call("tools/call", json!({"name":"fails"})).await;
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(r["result"]["content"][0]["text"], "it broke");
-    let r = peer
-        .call("tools/call", json!({"name":"needs","arguments":{}}))
-        .await;
-    assert_eq!(
-        r["result"]["isError"], true,
-        "input validation is a tool error (SEP-1303): {r}"
-    );
+    let r = peer.call("tools/call", json!({"name":"needs","arguments":{}})).await;
+    assert_eq!(r["result"]["isError"], true, "input validation is a tool error (SEP-1303): {r}");
     let r = peer.call("prompts/get", json!({"name":"p"})).await;
     assert_eq!(r["error"]["code"], -32602);
-    let r = peer
-        .call("tools/call", json!({"name":"needs","arguments":"x"}))
-        .await;
-    assert_eq!(
-        r["error"]["code"], -32602,
-        "arguments must be an object: {r}"
-    );
+    let r = peer.call("tools/call", json!({"name":"needs","arguments":"x"})).await;
+    assert_eq!(r["error"]["code"], -32602, "arguments must be an object: {r}");
 }

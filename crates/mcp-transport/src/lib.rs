@@ -27,8 +27,33 @@ pub enum FrameError {
     InvalidUtf8,
 }
 
-/// One inbound frame: the text of a message, or why it could not be read.
-pub type Inbound = Result<String, FrameError>;
+/// One inbound message, and where its answers go.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The text of the message (one JSON-RPC message or batch).
+    pub text: String,
+    /// Where the responses to the requests in this frame, and the messages related to them
+    /// (progress, logs, requests back to the peer), are to be sent. `None`: on the
+    /// connection's `outgoing` channel. Request-scoped HTTP streams set it; the receiver
+    /// knows a stream is complete when it has seen the response to each of its requests.
+    pub reply: Option<mpsc::Sender<String>>,
+}
+
+impl Frame {
+    /// A frame whose answers go to the connection's `outgoing` channel.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), reply: None }
+    }
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.reply.is_none() == other.reply.is_none()
+    }
+}
+
+/// One inbound frame, or why it could not be read.
+pub type Inbound = Result<Frame, FrameError>;
 
 /// One end of a message connection.
 #[derive(Debug)]

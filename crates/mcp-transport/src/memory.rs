@@ -2,7 +2,7 @@
 
 use tokio::sync::mpsc;
 
-use crate::{Connection, CHANNEL_CAPACITY};
+use crate::{Connection, Frame, CHANNEL_CAPACITY};
 
 /// Two connections wired to each other: what one sends, the other receives.
 pub fn pair() -> (Connection, Connection) {
@@ -16,16 +16,12 @@ fn bridge(mut from_peer: mpsc::Receiver<String>, to_peer: mpsc::Sender<String>) 
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     tokio::spawn(async move {
         while let Some(frame) = from_peer.recv().await {
-            if tx.send(Ok(frame)).await.is_err() {
+            if tx.send(Ok(Frame::new(frame))).await.is_err() {
                 break;
             }
         }
     });
-    Connection {
-        incoming: rx,
-        outgoing: to_peer,
-        writer: None,
-    }
+    Connection { incoming: rx, outgoing: to_peer, writer: None }
 }
 
 #[cfg(test)]
@@ -36,7 +32,7 @@ mod tests {
     async fn frames_cross_and_close() {
         let (mut a, b) = pair();
         b.outgoing.send("hello".into()).await.unwrap();
-        assert_eq!(a.incoming.recv().await, Some(Ok("hello".into())));
+        assert_eq!(a.incoming.recv().await, Some(Ok(Frame::new("hello"))));
         drop(b);
         assert_eq!(a.incoming.recv().await, None);
     }

@@ -4,12 +4,10 @@
 //! in memory) and reported as [`FrameError::TooLarge`]; the next line is read normally.
 //! Writing batches whatever is queued before flushing, so a burst costs one flush.
 
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
-};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::{Connection, FrameError, Inbound, CHANNEL_CAPACITY, DEFAULT_MAX_FRAME};
+use crate::{Connection, Frame, FrameError, Inbound, CHANNEL_CAPACITY, DEFAULT_MAX_FRAME};
 
 /// A connection over this process's stdin and stdout.
 pub fn stdio() -> Connection {
@@ -24,20 +22,9 @@ where
 {
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
-    tokio::spawn(read_loop(
-        BufReader::with_capacity(64 * 1024, reader),
-        in_tx,
-        max_frame,
-    ));
-    let writer = tokio::spawn(write_loop(
-        BufWriter::with_capacity(64 * 1024, writer),
-        out_rx,
-    ));
-    Connection {
-        incoming: in_rx,
-        outgoing: out_tx,
-        writer: Some(writer),
-    }
+    tokio::spawn(read_loop(BufReader::with_capacity(64 * 1024, reader), in_tx, max_frame));
+    let writer = tokio::spawn(write_loop(BufWriter::with_capacity(64 * 1024, writer), out_rx));
+    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer) }
 }
 
 /// Reads one line into `line` (without the newline). Returns `Ok(false)` at EOF with nothing
@@ -53,11 +40,7 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok(if oversized {
-                Err(FrameError::TooLarge { limit: max })
-            } else {
-                Ok(any)
-            });
+            return Ok(if oversized { Err(FrameError::TooLarge { limit: max }) } else { Ok(any) });
         }
         any = true;
         let (chunk, done, found) = match memchr(buf) {
@@ -75,11 +58,7 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
         }
         reader.consume(done);
         if found {
-            return Ok(if oversized {
-                Err(FrameError::TooLarge { limit: max })
-            } else {
-                Ok(true)
-            });
+            return Ok(if oversized { Err(FrameError::TooLarge { limit: max }) } else { Ok(true) });
         }
     }
 }
@@ -101,7 +80,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(mut reader: R, tx: mpsc::Sender<Inbo
                     continue;
                 }
                 match std::str::from_utf8(&line) {
-                    Ok(s) => Ok(s.to_owned()),
+                    Ok(s) => Ok(Frame::new(s)),
                     Err(_) => Err(FrameError::InvalidUtf8),
                 }
             }
@@ -154,25 +133,17 @@ mod tests {
         input.extend_from_slice(b"\xff\xfe\nthree");
         client_w.write_all(&input).await.unwrap();
         client_w.shutdown().await.unwrap();
-        assert_eq!(conn.incoming.recv().await, Some(Ok("one".into())));
-        assert_eq!(
-            conn.incoming.recv().await,
-            Some(Err(FrameError::TooLarge { limit: 16 }))
-        );
-        assert_eq!(conn.incoming.recv().await, Some(Ok("two".into())));
-        assert_eq!(
-            conn.incoming.recv().await,
-            Some(Err(FrameError::InvalidUtf8))
-        );
-        assert_eq!(conn.incoming.recv().await, Some(Ok("three".into())));
+        assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("one"))));
+        assert_eq!(conn.incoming.recv().await, Some(Err(FrameError::TooLarge { limit: 16 })));
+        assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("two"))));
+        assert_eq!(conn.incoming.recv().await, Some(Err(FrameError::InvalidUtf8)));
+        assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("three"))));
         assert_eq!(conn.incoming.recv().await, None);
 
         conn.outgoing.send("{}".into()).await.unwrap();
         drop(conn);
         let mut out = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut client_r, &mut out)
-            .await
-            .unwrap();
+        tokio::io::AsyncReadExt::read_to_string(&mut client_r, &mut out).await.unwrap();
         assert_eq!(out, "{}\n");
     }
 }

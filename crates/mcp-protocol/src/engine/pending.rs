@@ -22,10 +22,7 @@ pub struct PendingRequests<W> {
 
 impl<W> Default for PendingRequests<W> {
     fn default() -> Self {
-        Self {
-            next_id: 0,
-            entries: HashMap::new(),
-        }
+        Self { next_id: 0, entries: HashMap::new() }
     }
 }
 
@@ -36,24 +33,11 @@ impl<W> PendingRequests<W> {
     }
 
     /// Allocates an id and registers its waiter, with a deadline `timeout` after `now`.
-    pub fn register(
-        &mut self,
-        method: &str,
-        waiter: W,
-        now: Instant,
-        timeout: Option<Duration>,
-    ) -> RequestId {
+    pub fn register(&mut self, method: &str, waiter: W, now: Instant, timeout: Option<Duration>) -> RequestId {
         let id = RequestId::Number(self.next_id);
         self.next_id += 1;
         let deadline = timeout.and_then(|t| now.checked_add(t));
-        self.entries.insert(
-            id.clone(),
-            Entry {
-                waiter,
-                deadline,
-                method: method.to_owned(),
-            },
-        );
+        self.entries.insert(id.clone(), Entry { waiter, deadline, method: method.to_owned() });
         id
     }
 
@@ -76,9 +60,7 @@ impl<W> PendingRequests<W> {
             .filter(|(_, e)| e.deadline.is_some_and(|d| d <= now))
             .map(|(id, _)| id.clone())
             .collect();
-        due.into_iter()
-            .filter_map(|id| self.entries.remove(&id).map(|e| (id, e.method, e.waiter)))
-            .collect()
+        due.into_iter().filter_map(|id| self.entries.remove(&id).map(|e| (id, e.method, e.waiter))).collect()
     }
 
     /// The earliest deadline, to know when to call [`Self::expire`] next.
@@ -119,11 +101,7 @@ mod tests {
         assert!(p.expire(now).is_empty());
         let expired = p.expire(now + Duration::from_secs(2));
         assert_eq!(expired.len(), 1);
-        assert_eq!(
-            p.complete(&b),
-            None,
-            "a response after the timeout is ignored"
-        );
+        assert_eq!(p.complete(&b), None, "a response after the timeout is ignored");
         assert!(p.is_empty());
     }
 }

@@ -35,11 +35,7 @@ pub struct ProgressTracker {
 impl ProgressTracker {
     /// A tracker for a request with (or without) a progress token.
     pub fn new(token: Option<ProgressToken>) -> Self {
-        Self {
-            token,
-            last: None,
-            finished: false,
-        }
+        Self { token, last: None, finished: false }
     }
 
     /// Accepts `value` as the next progress, returning the token to echo.
@@ -74,16 +70,10 @@ mod tests {
     fn strictly_increasing_and_nothing_after_finish() {
         let mut t = ProgressTracker::new(Some(ProgressToken::Number(7)));
         assert_eq!(t.advance(0.0), Ok(&ProgressToken::Number(7)));
-        assert!(matches!(
-            t.advance(0.0),
-            Err(ProgressError::NotIncreasing { .. })
-        ));
+        assert!(matches!(t.advance(0.0), Err(ProgressError::NotIncreasing { .. })));
         assert!(t.advance(1.0).is_ok());
         t.finish();
         assert_eq!(t.advance(2.0), Err(ProgressError::Finished));
-        assert_eq!(
-            ProgressTracker::new(None).advance(1.0),
-            Err(ProgressError::NotRequested)
-        );
+        assert_eq!(ProgressTracker::new(None).advance(1.0), Err(ProgressError::NotRequested));
     }
 }

@@ -69,11 +69,7 @@ impl Completion {
         let total = values.len();
         let mut values = values;
         values.truncate(100);
-        Self {
-            has_more: Some(total > values.len()),
-            total: Some(total as u64),
-            values,
-        }
+        Self { has_more: Some(total > values.len()), total: Some(total as u64), values }
     }
 }
 

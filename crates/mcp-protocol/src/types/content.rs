@@ -27,40 +27,22 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// Text content.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextContent {
-            text: text.into(),
-            annotations: None,
-            meta: None,
-        })
+        Self::Text(TextContent { text: text.into(), annotations: None, meta: None })
     }
 
     /// Image content from base64 data.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self::Image(ImageContent {
-            data: data.into(),
-            mime_type: mime_type.into(),
-            annotations: None,
-            meta: None,
-        })
+        Self::Image(ImageContent { data: data.into(), mime_type: mime_type.into(), annotations: None, meta: None })
     }
 
     /// Audio content from base64 data.
     pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self::Audio(AudioContent {
-            data: data.into(),
-            mime_type: mime_type.into(),
-            annotations: None,
-            meta: None,
-        })
+        Self::Audio(AudioContent { data: data.into(), mime_type: mime_type.into(), annotations: None, meta: None })
     }
 
     /// An embedded resource.
     pub fn resource(contents: ResourceContents) -> Self {
-        Self::EmbeddedResource(EmbeddedResource {
-            resource: contents,
-            annotations: None,
-            meta: None,
-        })
+        Self::EmbeddedResource(EmbeddedResource { resource: contents, annotations: None, meta: None })
     }
 
     /// The text, if this is text content.
@@ -227,11 +209,7 @@ impl ResourceContents {
     }
 
     /// Binary contents, already base64-encoded.
-    pub fn blob(
-        uri: impl Into<String>,
-        mime_type: Option<&str>,
-        base64: impl Into<String>,
-    ) -> Self {
+    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, base64: impl Into<String>) -> Self {
         Self {
             uri: uri.into(),
             mime_type: mime_type.map(str::to_owned),

@@ -129,10 +129,7 @@ pub struct CacheHint {
 
 impl Default for CacheHint {
     fn default() -> Self {
-        Self {
-            ttl_ms: 0,
-            scope: CacheScope::Private,
-        }
+        Self { ttl_ms: 0, scope: CacheScope::Private }
     }
 }
 

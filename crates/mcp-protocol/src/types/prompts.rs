@@ -26,20 +26,12 @@ pub struct Prompt {
 
 impl Prompt {
     /// A prompt with a name, a description and arguments.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        arguments: Vec<PromptArgument>,
-    ) -> Self {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, arguments: Vec<PromptArgument>) -> Self {
         Self {
             name: name.into(),
             title: None,
             description: Some(description.into()),
-            arguments: if arguments.is_empty() {
-                None
-            } else {
-                Some(arguments)
-            },
+            arguments: if arguments.is_empty() { None } else { Some(arguments) },
             icons: None,
             meta: None,
         }
@@ -65,12 +57,7 @@ pub struct PromptArgument {
 impl PromptArgument {
     /// An argument with a name, a description and whether it is required.
     pub fn new(name: impl Into<String>, description: impl Into<String>, required: bool) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            required: Some(required),
-        }
+        Self { name: name.into(), title: None, description: Some(description.into()), required: Some(required) }
     }
 }
 
@@ -99,10 +86,7 @@ pub struct PromptMessage {
 impl PromptMessage {
     /// A user message with text.
     pub fn user_text(text: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: ContentBlock::text(text),
-        }
+        Self { role: Role::User, content: ContentBlock::text(text) }
     }
 }
 

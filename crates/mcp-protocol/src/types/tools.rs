@@ -36,11 +36,7 @@ pub struct Tool {
 
 impl Tool {
     /// A tool with a name, a description and an input schema.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-    ) -> Self {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         let input_schema = match input_schema {
             Value::Object(m) => m,
             _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
@@ -123,10 +119,7 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with these content blocks.
     pub fn success(content: Vec<ContentBlock>) -> Self {
-        Self {
-            content,
-            ..Self::default()
-        }
+        Self { content, ..Self::default() }
     }
 
     /// A successful result with one text block.
@@ -136,11 +129,7 @@ impl CallToolResult {
 
     /// A tool error (`isError: true`) with one text block explaining it.
     pub fn error(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![ContentBlock::text(text)],
-            is_error: Some(true),
-            ..Self::default()
-        }
+        Self { content: vec![ContentBlock::text(text)], is_error: Some(true), ..Self::default() }
     }
 
     /// A successful structured result; the JSON is also given as text, as the spec advises.
