@@ -1,6 +1,6 @@
 //! `mcp`: the Model Context Protocol command-line tool.
 
-mod reference;
+use mcp_cli::reference;
 
 use std::process::ExitCode;
 
@@ -49,7 +49,12 @@ fn main() -> ExitCode {
             eprintln!("mcp: Streamable HTTP (--http {addr}) is not implemented yet; use stdio");
             ExitCode::from(2)
         }
-        Command::Serve { http: None } => runtime.block_on(serve_stdio()),
+        Command::Serve { http: None } => {
+            let code = runtime.block_on(serve_stdio());
+            // A blocking read of stdin cannot be interrupted: after SIGTERM, do not wait for it.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            code
+        }
     }
 }
 

@@ -224,8 +224,8 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
         obj.remove("cacheScope");
         return;
     }
-    obj.entry("resultType").or_insert_with(|| "complete".into());
-    if is_cacheable(method) {
+    let complete = obj.entry("resultType").or_insert_with(|| "complete".into()) == "complete";
+    if complete && is_cacheable(method) {
         obj.entry("ttlMs").or_insert_with(|| ctx.cache.ttl_ms.into());
         obj.entry("cacheScope").or_insert_with(|| {
             match ctx.cache.scope {

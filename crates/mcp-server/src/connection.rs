@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use mcp_protocol::engine::request_state::request_fingerprint;
 use mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
 use mcp_protocol::jsonrpc::{self, DecodeError, Incoming, Message, Notification, Request};
 use mcp_protocol::types::{
@@ -23,6 +24,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{Context, ContextParts, LogThreshold};
+use crate::input::InputRound;
 use crate::outbound::Outbound;
 use crate::registry::Change;
 use crate::server::Server;
@@ -183,7 +185,46 @@ impl ConnectionState {
         Ok(value)
     }
 
-    fn context(&self, req: &Request, scope: &RequestScope, cancel: CancellationToken, outbound: &Outbound) -> Context {
+    /// The first state of a 2026-07-28 multi-round request: answers from the retry and
+    /// from the sealed state of earlier rounds. `Ok(None)` where rounds do not apply.
+    fn input_round(&self, req: &Request, scope: &RequestScope) -> Result<Option<InputRound>, ErrorObject> {
+        if !scope.revision.is_modern()
+            || !matches!(req.method.as_str(), "tools/call" | "prompts/get" | "resources/read")
+        {
+            return Ok(None);
+        }
+        let request = request_fingerprint(&req.method, req.params.as_ref());
+        let mut round = InputRound { request: request.clone(), ..InputRound::default() };
+        let params = req.params.as_ref();
+        match params.and_then(|p| p.get("requestState")) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(sealed)) => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or_default();
+                let contents =
+                    self.server.inner.sealer.open(sealed, &request, None, now).map_err(ErrorObject::invalid_params)?;
+                round.answers = contents.answers;
+                round.carried = contents.state;
+            }
+            Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
+        }
+        // Anything but an object (null included) counts as no answers: the questions are asked again.
+        if let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses")) {
+            round.answers.extend(responses.clone());
+        }
+        Ok(Some(round))
+    }
+
+    fn context(
+        &self,
+        req: &Request,
+        scope: &RequestScope,
+        cancel: CancellationToken,
+        outbound: &Outbound,
+        round: Option<InputRound>,
+    ) -> Context {
         let progress_token = req
             .params
             .as_ref()
@@ -201,12 +242,41 @@ impl ConnectionState {
             cancel,
             outbound: outbound.clone(),
             request_timeout: self.server.inner.config.request_timeout,
+            round: round.map(Mutex::new),
         })
+    }
+
+    /// Registers a request as in flight, so that a cancellation arriving right behind it
+    /// (even before its task starts) finds it.
+    fn begin(&self, id: &RequestId) -> CancellationToken {
+        let cancel = self.closing.child_token();
+        if lock(&self.in_flight).insert(id.clone(), cancel.clone()).is_some() {
+            tracing::warn!(%id, "a request id was reused while the first request is in flight");
+        }
+        cancel
     }
 
     /// Serves one request to completion; `None` when no response is due (cancelled).
     /// Related messages (progress, logs, requests to the client) go to `outbound`.
     pub(crate) async fn serve_request(self: &Arc<Self>, req: Request, outbound: &Outbound) -> Option<String> {
+        let cancel = self.begin(&req.id);
+        self.serve_begun(req, outbound, cancel).await
+    }
+
+    /// [`Self::serve_request`] for a request already registered with [`Self::begin`].
+    async fn serve_begun(
+        self: &Arc<Self>,
+        req: Request,
+        outbound: &Outbound,
+        cancel: CancellationToken,
+    ) -> Option<String> {
+        let id = req.id.clone();
+        let answer = self.answer(req, outbound, cancel).await;
+        lock(&self.in_flight).remove(&id);
+        answer
+    }
+
+    async fn answer(self: &Arc<Self>, req: Request, outbound: &Outbound, cancel: CancellationToken) -> Option<String> {
         if req.method == "initialize" {
             return Some(match self.initialize(&req) {
                 Ok(v) => jsonrpc::encode_result(&req.id, &v),
@@ -220,18 +290,17 @@ impl ConnectionState {
         if !known_in(&req.method, scope.revision) {
             return Some(jsonrpc::encode_error(Some(&req.id), &ErrorObject::method_not_found(&req.method)));
         }
-        let cancel = self.closing.child_token();
-        if lock(&self.in_flight).insert(req.id.clone(), cancel.clone()).is_some() {
-            tracing::warn!(id = %req.id, "a request id was reused while the first request is in flight");
-        }
-        let ctx = self.context(&req, &scope, cancel.clone(), outbound);
+        let round = match self.input_round(&req, &scope) {
+            Ok(r) => r,
+            Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
+        };
+        let ctx = self.context(&req, &scope, cancel.clone(), outbound, round);
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
             r = crate::methods::dispatch(self, &req, &scope, &ctx) => Some(r),
         };
         ctx.finish();
-        lock(&self.in_flight).remove(&req.id);
         let mut result = match outcome? {
             Ok(v) => v,
             Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
@@ -447,8 +516,9 @@ async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound
         }
         Message::Request(req) => {
             let state = state.clone();
+            let cancel = state.begin(&req.id);
             tasks.spawn(async move {
-                if let Some(frame) = state.serve_request(req, &outbound).await {
+                if let Some(frame) = state.serve_begun(req, &outbound, cancel).await {
                     outbound.send_frame(frame).await;
                 }
             });

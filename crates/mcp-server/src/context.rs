@@ -5,17 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_protocol::engine::progress::{ProgressError, ProgressTracker};
-use mcp_protocol::error::MISSING_REQUIRED_CLIENT_CAPABILITY;
-use mcp_protocol::types::{
-    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
-    ListRootsResult, LoggingLevel, ProgressToken,
-};
-use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
-use serde::de::DeserializeOwned;
+use mcp_protocol::types::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken};
+use mcp_protocol::{ProtocolVersion, RequestId};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::HandlerError;
 use crate::outbound::Outbound;
 
 /// Where a request's log threshold comes from.
@@ -48,12 +42,15 @@ pub(crate) struct ContextParts {
     pub(crate) cancel: CancellationToken,
     pub(crate) outbound: Outbound,
     pub(crate) request_timeout: Duration,
+    /// The answers and questions of a 2026-07-28 multi-round request; `None` in the legacy
+    /// era, where questions are real requests to the client.
+    pub(crate) round: Option<Mutex<crate::input::InputRound>>,
 }
 
 /// The context of one request, given to its handler. Cheap to clone.
 #[derive(Clone)]
 pub struct Context {
-    parts: Arc<ContextParts>,
+    pub(crate) parts: Arc<ContextParts>,
     progress: Arc<Mutex<ProgressTracker>>,
 }
 
@@ -139,64 +136,5 @@ impl Context {
             params["logger"] = json!(logger);
         }
         self.parts.outbound.notify("notifications/message", params, self.parts.revision).await
-    }
-
-    fn require_capability(&self, name: &str, present: bool) -> Result<(), HandlerError> {
-        if present {
-            return Ok(());
-        }
-        if self.revision().is_modern() {
-            let mut required = serde_json::Map::new();
-            required.insert(name.to_owned(), json!({}));
-            return Err(HandlerError::Protocol(
-                ErrorObject::new(
-                    MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!("this request needs the client capability `{name}`"),
-                )
-                .with_data(json!({"requiredCapabilities": required})),
-            ));
-        }
-        Err(HandlerError::tool(format!("the client does not support {name}")))
-    }
-
-    async fn ask<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, HandlerError> {
-        if self.revision().is_modern() {
-            // The 2026-07-28 answer to this is an `input_required` result (the client-runtime
-            // issue); until it lands, say so instead of sending a request the revision forbids.
-            return Err(HandlerError::tool(format!(
-                "{method} is not yet available to 2026-07-28 clients in this server (input_required round trips pending)"
-            )));
-        }
-        let value = self
-            .parts
-            .outbound
-            .request(method, params, self.revision(), self.parts.request_timeout)
-            .await
-            .map_err(HandlerError::Protocol)?;
-        serde_json::from_value(value).map_err(|e| {
-            HandlerError::Protocol(ErrorObject::internal(format!("malformed {method} result from the client: {e}")))
-        })
-    }
-
-    /// Asks the client's model for a completion (`sampling/createMessage`).
-    pub async fn sample(&self, params: CreateMessageParams) -> Result<CreateMessageResult, HandlerError> {
-        self.require_capability("sampling", self.client_capabilities().sampling.is_some())?;
-        let params = serde_json::to_value(params).map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
-        self.ask("sampling/createMessage", params).await
-    }
-
-    /// Asks the user for information (`elicitation/create`).
-    pub async fn elicit(&self, params: ElicitParams) -> Result<ElicitResult, HandlerError> {
-        let supported =
-            self.client_capabilities().elicitation.is_some() && self.revision() >= ProtocolVersion::V2025_06_18;
-        self.require_capability("elicitation", supported)?;
-        let params = serde_json::to_value(params).map_err(|e| HandlerError::Protocol(ErrorObject::internal(e)))?;
-        self.ask("elicitation/create", params).await
-    }
-
-    /// Asks the client for its roots (`roots/list`).
-    pub async fn list_roots(&self) -> Result<ListRootsResult, HandlerError> {
-        self.require_capability("roots", self.client_capabilities().roots.is_some())?;
-        self.ask("roots/list", json!({})).await
     }
 }

@@ -18,6 +18,11 @@ pub enum HandlerError {
     /// The resource does not exist (`-32002` before 2026-07-28, `-32602` after).
     #[error("resource not found: {0}")]
     ResourceNotFound(String),
+    /// The handler asked the client a question that a 2026-07-28 client answers by
+    /// retrying the request: propagate it with `?` and the runtime answers
+    /// `input_required`. Never produced in the legacy era.
+    #[error("input required from the client")]
+    InputRequired,
 }
 
 impl HandlerError {

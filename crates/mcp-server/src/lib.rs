@@ -23,6 +23,7 @@
 mod connection;
 mod context;
 mod error;
+mod input;
 mod methods;
 mod outbound;
 mod registry;
@@ -30,6 +31,7 @@ mod server;
 
 pub use context::Context;
 pub use error::{HandlerError, HandlerResult};
+pub use input::InputRequest;
 pub use registry::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::connection::{ConnectionState, RequestScope};
 use crate::context::Context;
-use crate::error::HandlerError;
+use crate::error::{HandlerError, HandlerResult};
 
 type MethodResult = Result<Value, ErrorObject>;
 
@@ -38,11 +38,36 @@ fn not_offered(method: &str) -> ErrorObject {
 fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
     match e {
         HandlerError::Protocol(e) => e,
+        HandlerError::InputRequired => ErrorObject::internal("input required outside a multi-round request"),
         HandlerError::Tool(message) => ErrorObject::internal(message),
         HandlerError::ResourceNotFound(uri) => {
             ErrorObject::new(rev.resource_not_found_code(), format!("Resource not found: {uri}"))
                 .with_data(json!({"uri": uri}))
         }
+    }
+}
+
+/// The answer to a handler's outcome: its result, the `input_required` result of a
+/// 2026-07-28 multi-round request, or the protocol error.
+fn outcome<T: Serialize>(
+    state: &ConnectionState,
+    ctx: &Context,
+    r: HandlerResult<T>,
+    rev: ProtocolVersion,
+) -> MethodResult {
+    match r {
+        Ok(v) => to_value(v),
+        Err(HandlerError::InputRequired) => {
+            let config = &state.server.inner.config;
+            let expires = std::time::SystemTime::now()
+                .checked_add(config.request_state_ttl)
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(u64::MAX);
+            ctx.input_required(&state.server.inner.sealer, expires)
+                .ok_or_else(|| protocol_error(HandlerError::InputRequired, rev))
+        }
+        Err(e) => Err(protocol_error(e, rev)),
     }
 }
 
@@ -102,7 +127,7 @@ pub(crate) async fn dispatch(
             match (entry.handler)(arguments, ctx.clone()).await {
                 Ok(result) => to_value(result),
                 Err(HandlerError::Tool(message)) => to_value(CallToolResult::error(message)),
-                Err(e) => Err(protocol_error(e, rev)),
+                other => outcome(state, ctx, other, rev),
             }
         }
         "resources/list" => {
@@ -132,7 +157,7 @@ pub(crate) async fn dispatch(
         "resources/read" => {
             caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: ResourceParams = params(req)?;
-            let outcome = if let Some(entry) = inner.resources.get(&p.uri) {
+            let read = if let Some(entry) = inner.resources.get(&p.uri) {
                 (entry.handler)(p.uri.clone(), ctx.clone()).await
             } else {
                 let found = inner.templates.with_all(|items| {
@@ -143,7 +168,7 @@ pub(crate) async fn dispatch(
                     None => Err(HandlerError::ResourceNotFound(p.uri.clone())),
                 }
             };
-            outcome.map_err(|e| protocol_error(e, rev)).and_then(to_value)
+            outcome(state, ctx, read, rev)
         }
         "resources/subscribe" | "resources/unsubscribe" => {
             let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
@@ -194,7 +219,8 @@ pub(crate) async fn dispatch(
                     missing.join(", ")
                 )));
             }
-            (entry.handler)(arguments, ctx.clone()).await.map_err(|e| protocol_error(e, rev)).and_then(to_value)
+            let got = (entry.handler)(arguments, ctx.clone()).await;
+            outcome(state, ctx, got, rev)
         }
         "completion/complete" => {
             // 2024-11-05 had no `completions` capability: there, having completions suffices.

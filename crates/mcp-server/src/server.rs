@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_protocol::engine::cursor::CursorCodec;
+use mcp_protocol::engine::request_state::StateSealer;
 use mcp_protocol::types::{
     CacheHint, CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation, JsonObject,
     ListChangedCapability, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability,
@@ -30,6 +31,7 @@ pub(crate) struct ServerInner {
     pub(crate) completion: std::sync::RwLock<Option<CompletionHandler>>,
     pub(crate) changes: broadcast::Sender<Change>,
     pub(crate) cursors: CursorCodec,
+    pub(crate) sealer: StateSealer,
     pub(crate) config: ServerConfig,
 }
 
@@ -44,6 +46,8 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Caching hints for cacheable results (2026-07-28).
     pub cache: CacheHint,
+    /// How long a sealed `requestState` stays valid (2026-07-28 multi-round requests).
+    pub request_state_ttl: Duration,
     /// Declare `tools` even when no tool is registered (tools come later).
     pub tools: bool,
     /// Declare `resources` even when none is registered.
@@ -63,6 +67,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(10),
             cache: CacheHint::default(),
+            request_state_ttl: Duration::from_secs(600),
             tools: false,
             resources: false,
             prompts: false,
@@ -86,6 +91,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     config: ServerConfig,
     cursor_key: Option<[u8; 32]>,
+    state_key: Option<[u8; 32]>,
 }
 
 impl ServerBuilder {
@@ -125,6 +131,13 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that seals `requestState` of multi-round requests (share it between
+    /// instances behind one address, so that a retry may reach any of them).
+    pub fn state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (changes, _) = broadcast::channel(256);
@@ -139,6 +152,7 @@ impl ServerBuilder {
                 completion: Default::default(),
                 changes,
                 cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
+                sealer: self.state_key.map(StateSealer::with_key).unwrap_or_else(StateSealer::random),
                 config: self.config,
             }),
         }
@@ -153,6 +167,7 @@ impl Server {
             instructions: None,
             config: ServerConfig::default(),
             cursor_key: None,
+            state_key: None,
         }
     }
 

@@ -340,3 +340,88 @@ async fn tool_errors_are_results_and_protocol_errors_are_errors() {
     let r = peer.call("tools/call", json!({"name":"needs","arguments":"x"})).await;
     assert_eq!(r["error"]["code"], -32602, "arguments must be an object: {r}");
 }
+
+fn elicit_params(message: &str) -> mcp_protocol::types::ElicitParams {
+    serde_json::from_value(
+        json!({"message": message, "requestedSchema": {"type":"object","properties":{"v":{"type":"string"}}}}),
+    )
+    .unwrap()
+}
+
+/// A tool that asks twice, keeps state across rounds, and has a side effect after its last question.
+fn two_question_server(effects: Arc<std::sync::atomic::AtomicUsize>) -> Server {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("ask2"), move |_, ctx: Context| {
+        let effects = effects.clone();
+        async move {
+            if ctx.round_state().is_none() {
+                ctx.set_round_state(json!("carried"));
+            }
+            let a = ctx.elicit_as("first", elicit_params("first?")).await?;
+            let b = ctx.elicit(elicit_params("second?")).await?;
+            effects.fetch_add(1, Ordering::SeqCst);
+            let state = ctx.round_state().unwrap_or(json!("legacy"));
+            Ok(CallToolResult::text(format!("{}+{} state={state}", a.content.unwrap()["v"], b.content.unwrap()["v"])))
+        }
+    });
+    server
+}
+
+#[tokio::test]
+async fn one_handler_api_modern_rounds() {
+    let effects = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = two_question_server(effects.clone());
+    let mut peer = Peer::start(&server);
+    let mut params = modern(json!({"name":"ask2"}));
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation":{}});
+    let r1 = peer.call("tools/call", params.clone()).await;
+    assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+    assert_eq!(r1["result"]["inputRequests"]["first"]["method"], "elicitation/create");
+    let s1 = r1["result"]["requestState"].as_str().unwrap().to_owned();
+    assert!(r1["result"].get("ttlMs").is_none());
+
+    let mut retry = params.clone();
+    retry["inputResponses"] = json!({"first": {"action":"accept","content":{"v":"A"}}});
+    retry["requestState"] = json!(s1);
+    let r2 = peer.call("tools/call", retry).await;
+    assert_eq!(r2["result"]["resultType"], "input_required");
+    assert!(r2["result"]["inputRequests"].get("input-1").is_some(), "unnamed questions get input-N keys: {r2}");
+    let s2 = r2["result"]["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(s1, s2);
+
+    // The first answer travels in the sealed state: the last retry carries only the second.
+    let mut last = params.clone();
+    last["inputResponses"] = json!({"input-1": {"action":"accept","content":{"v":"B"}}});
+    last["requestState"] = json!(s2);
+    let r3 = peer.call("tools/call", last.clone()).await;
+    assert_eq!(r3["result"]["content"][0]["text"], "\"A\"+\"B\" state=\"carried\"", "{r3}");
+    assert_eq!(effects.load(Ordering::SeqCst), 1, "the side effect after the last question ran once");
+
+    // Tampered, or replayed on another request: refused.
+    last["requestState"] = json!(format!("{s2}x"));
+    assert_eq!(peer.call("tools/call", last.clone()).await["error"]["code"], -32602);
+    let mut other = modern(json!({"name":"ask2","arguments":{"different":true}}));
+    other["requestState"] = json!(s2);
+    assert_eq!(peer.call("tools/call", other).await["error"]["code"], -32602);
+    // A client that cannot answer is never asked: -32021 naming the capability.
+    let r = peer.call("tools/call", modern(json!({"name":"ask2"}))).await;
+    assert_eq!(r["error"]["code"], -32021);
+    assert_eq!(r["error"]["data"]["requiredCapabilities"], json!({"elicitation":{}}));
+}
+
+#[tokio::test]
+async fn one_handler_api_legacy_requests() {
+    let effects = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = two_question_server(effects.clone());
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({"elicitation":{}})).await;
+    peer.send(json!({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"ask2"}})).await;
+    for answer in ["A", "B"] {
+        let req = peer.recv().await;
+        assert_eq!(req["method"], "elicitation/create", "{req}");
+        peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"action":"accept","content":{"v":answer}}})).await;
+    }
+    let r = peer.recv().await;
+    assert_eq!(r["result"]["content"][0]["text"], "\"A\"+\"B\" state=\"legacy\"", "{r}");
+    assert_eq!(effects.load(Ordering::SeqCst), 1);
+}

@@ -12,17 +12,19 @@ use mcp_protocol::types::{
 use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use serde_json::{json, Value};
 
+pub mod input_required;
+
 /// A 1×1 red PNG.
 pub const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A tiny WAV file.
 pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
-fn no_args() -> Value {
+pub(crate) fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
 }
 
-fn object(v: Value) -> JsonObject {
+pub(crate) fn object(v: Value) -> JsonObject {
     match v {
         Value::Object(m) => m,
         _ => JsonObject::new(),
@@ -48,6 +50,7 @@ pub fn server() -> Server {
     add_tools(&server);
     add_resources(&server);
     add_prompts(&server);
+    input_required::add(&server);
     server
 }
 
