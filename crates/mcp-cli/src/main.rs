@@ -21,9 +21,14 @@ enum Command {
         after_help = "Example:\n  mcp serve\n  echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}' | mcp serve"
     )]
     Serve {
-        /// Serve Streamable HTTP on this address instead of stdio (not available yet).
+        /// Serve HTTP on this address instead of stdio: Streamable HTTP (both eras) at /mcp,
+        /// legacy HTTP+SSE at /sse. Binds to loopback unless told otherwise.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// Host names accepted in Host/Origin headers besides the loopback names (repeatable);
+        /// `*` accepts any (only behind a proxy that checks them).
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
     },
 }
 
@@ -45,11 +50,8 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Serve { http: Some(addr) } => {
-            eprintln!("mcp: Streamable HTTP (--http {addr}) is not implemented yet; use stdio");
-            ExitCode::from(2)
-        }
-        Command::Serve { http: None } => {
+        Command::Serve { http: Some(addr), allow_hosts } => runtime.block_on(serve_http(&addr, allow_hosts)),
+        Command::Serve { http: None, .. } => {
             let code = runtime.block_on(serve_stdio());
             // A blocking read of stdin cannot be interrupted: after SIGTERM, do not wait for it.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
@@ -63,6 +65,36 @@ async fn serve_stdio() -> ExitCode {
     let serving = server.serve(mcp_transport::stdio::stdio());
     tokio::select! {
         _ = serving => ExitCode::SUCCESS,
+        _ = terminated() => ExitCode::SUCCESS,
+    }
+}
+
+async fn serve_http(addr: &str, allow_hosts: Vec<String>) -> ExitCode {
+    let addr = if addr.contains(':') { addr.to_owned() } else { format!("127.0.0.1:{addr}") };
+    let listener = match tokio::net::TcpListener::bind(&addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mcp: cannot listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut config = mcp_http::HttpConfig::default();
+    if allow_hosts.iter().any(|h| h == "*") {
+        config.hosts = mcp_http::HostPolicy::any();
+    } else {
+        config.hosts.allowed_hosts.extend(allow_hosts);
+    }
+    let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
+    eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
+    let http = mcp_http::McpHttp::new(reference::server(), config);
+    tokio::select! {
+        r = http.serve(listener) => match r {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcp: HTTP server failed: {e}");
+                ExitCode::FAILURE
+            }
+        },
         _ = terminated() => ExitCode::SUCCESS,
     }
 }

@@ -47,12 +47,16 @@ pub(crate) struct RequestScope {
 }
 
 /// A `subscriptions/listen` stream open on this connection (2026-07-28).
-struct Listen {
-    filter: SubscriptionFilter,
-    /// Cancelled to end the stream gracefully.
-    end: CancellationToken,
-    /// Notifications flow only after the acknowledgement.
-    acknowledged: bool,
+/// Removes a listen stream's end token when the stream ends, however it ends.
+struct ListenGuard<'a> {
+    state: &'a ConnectionState,
+    id: &'a RequestId,
+}
+
+impl Drop for ListenGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.state.listens).remove(self.id);
+    }
 }
 
 pub(crate) struct ConnectionState {
@@ -62,7 +66,8 @@ pub(crate) struct ConnectionState {
     pub(crate) log_level: Arc<Mutex<Option<LoggingLevel>>>,
     pub(crate) subscriptions: Mutex<HashSet<String>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
-    listens: Mutex<HashMap<RequestId, Listen>>,
+    /// The end tokens of open `subscriptions/listen` streams (2026-07-28).
+    listens: Mutex<HashMap<RequestId, CancellationToken>>,
     closing: CancellationToken,
 }
 
@@ -91,6 +96,19 @@ fn known_in(method: &str, rev: ProtocolVersion) -> bool {
 }
 
 impl ConnectionState {
+    fn new(server: Server, outbound: Outbound) -> Self {
+        Self {
+            server,
+            outbound,
+            legacy: Mutex::new(None),
+            log_level: Arc::new(Mutex::new(Some(LoggingLevel::Debug))),
+            subscriptions: Mutex::default(),
+            in_flight: Mutex::default(),
+            listens: Mutex::default(),
+            closing: CancellationToken::new(),
+        }
+    }
+
     fn session(&self) -> Option<LegacySession> {
         lock(&self.legacy).clone()
     }
@@ -311,35 +329,19 @@ impl ConnectionState {
         Some(jsonrpc::encode_result(&req.id, &result))
     }
 
-    /// Opens a `subscriptions/listen` stream and waits until it ends: `None` when the
-    /// client cancelled it (no response is due), the final result when the server ends it.
-    pub(crate) async fn listen(&self, id: &RequestId, filter: SubscriptionFilter) -> Option<Value> {
-        let caps = self.server.capabilities();
-        let flag = |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
-        let honoured = SubscriptionFilter {
-            tools_list_changed: flag(filter.tools_list_changed, caps.tools.is_some()),
-            prompts_list_changed: flag(filter.prompts_list_changed, caps.prompts.is_some()),
-            resources_list_changed: flag(filter.resources_list_changed, caps.resources.is_some()),
-            resource_subscriptions: filter.resource_subscriptions.filter(|_| caps.resources.is_some()),
-        };
+    /// Serves a `subscriptions/listen` stream until the server ends it (its final result)
+    /// or the client cancels it (the future is dropped).
+    pub(crate) async fn listen(&self, id: &RequestId, filter: SubscriptionFilter, outbound: &Outbound) -> Value {
         let end = CancellationToken::new();
-        let params = json!({"notifications": honoured, "_meta": {meta_keys::SUBSCRIPTION_ID: id}});
-        lock(&self.listens).insert(id.clone(), Listen { filter: honoured, end: end.clone(), acknowledged: false });
-        let ack = jsonrpc::encode_notification("notifications/subscriptions/acknowledged", Some(&params));
-        self.outbound.send_frame(ack).await;
-        // Changes are delivered only once the acknowledgement has gone out.
-        if let Some(listen) = lock(&self.listens).get_mut(id) {
-            listen.acknowledged = true;
-        }
-        end.cancelled().await;
-        lock(&self.listens).remove(id);
-        Some(json!({"_meta": {meta_keys::SUBSCRIPTION_ID: id}}))
+        lock(&self.listens).insert(id.clone(), end.clone());
+        let _registered = ListenGuard { state: self, id };
+        crate::listen::run(&self.server, id, filter, outbound, end).await
     }
 
     /// Ends every listen stream gracefully (each gets its final result).
     fn end_listens(&self) {
-        for listen in lock(&self.listens).values() {
-            listen.end.cancel();
+        for end in lock(&self.listens).values() {
+            end.cancel();
         }
     }
 
@@ -352,7 +354,6 @@ impl ConnectionState {
         if let Some(token) = lock(&self.in_flight).get(&id) {
             token.cancel();
         }
-        lock(&self.listens).remove(&id);
     }
 
     fn handle_notification(&self, n: Notification) {
@@ -363,68 +364,41 @@ impl ConnectionState {
         }
     }
 
-    /// Tells this connection's client about a change, in the way its era wants.
+    /// Tells a legacy client about a change. (Modern clients hear of changes on their
+    /// `subscriptions/listen` streams, which watch the changes themselves.)
     async fn announce(&self, change: &Change) {
-        if let Some(session) = self.session() {
-            let caps = self.server.capabilities();
-            let (method, params) = match change {
-                Change::Tools if caps.tools.is_some() => ("notifications/tools/list_changed", None),
-                Change::Prompts if caps.prompts.is_some() => ("notifications/prompts/list_changed", None),
-                Change::Resources if caps.resources.is_some() => ("notifications/resources/list_changed", None),
-                Change::ResourceUpdated(uri) if lock(&self.subscriptions).contains(uri) => {
-                    ("notifications/resources/updated", Some(json!({"uri": uri})))
-                }
-                _ => return,
-            };
-            let params = params.unwrap_or_else(|| json!({}));
-            self.outbound.notify(method, params, session.version).await;
-            return;
-        }
-        let frames: Vec<String> = lock(&self.listens)
-            .iter()
-            .filter(|(_, listen)| listen.acknowledged)
-            .filter_map(|(id, listen)| {
-                let f = &listen.filter;
-                let (method, mut params) = match change {
-                    Change::Tools if f.tools_list_changed == Some(true) => {
-                        ("notifications/tools/list_changed", json!({}))
-                    }
-                    Change::Prompts if f.prompts_list_changed == Some(true) => {
-                        ("notifications/prompts/list_changed", json!({}))
-                    }
-                    Change::Resources if f.resources_list_changed == Some(true) => {
-                        ("notifications/resources/list_changed", json!({}))
-                    }
-                    Change::ResourceUpdated(uri)
-                        if f.resource_subscriptions.as_ref().is_some_and(|s| s.iter().any(|u| u == uri)) =>
-                    {
-                        ("notifications/resources/updated", json!({"uri": uri}))
-                    }
-                    _ => return None,
-                };
-                params["_meta"] = json!({meta_keys::SUBSCRIPTION_ID: id});
-                Some(jsonrpc::encode_notification(method, Some(&params)))
-            })
-            .collect();
-        for frame in frames {
-            self.outbound.send_frame(frame).await;
-        }
+        let Some(session) = self.session() else { return };
+        let caps = self.server.capabilities();
+        let (method, params) = match change {
+            Change::Tools if caps.tools.is_some() => ("notifications/tools/list_changed", json!({})),
+            Change::Prompts if caps.prompts.is_some() => ("notifications/prompts/list_changed", json!({})),
+            Change::Resources if caps.resources.is_some() => ("notifications/resources/list_changed", json!({})),
+            Change::ResourceUpdated(uri) if lock(&self.subscriptions).contains(uri) => {
+                ("notifications/resources/updated", json!({"uri": uri}))
+            }
+            _ => return,
+        };
+        self.outbound.notify(method, params, session.version).await;
     }
+}
+
+/// Serves one request with no connection around it (a 2026-07-28 request over HTTP):
+/// related messages go to `related`, and the response is returned, unless `cancel` fired.
+pub(crate) async fn serve_stateless(
+    server: Server,
+    req: Request,
+    related: tokio::sync::mpsc::Sender<String>,
+    cancel: CancellationToken,
+) -> Option<String> {
+    let state = Arc::new(ConnectionState::new(server, Outbound::new(related)));
+    let outbound = state.outbound.clone();
+    state.answer(req, &outbound, cancel).await
 }
 
 /// Serves `server` on one connection until the client closes it.
 pub(crate) async fn serve(server: Server, conn: Connection) {
     let Connection { mut incoming, outgoing, writer } = conn;
-    let state = Arc::new(ConnectionState {
-        server: server.clone(),
-        outbound: Outbound::new(outgoing),
-        legacy: Mutex::new(None),
-        log_level: Arc::new(Mutex::new(Some(LoggingLevel::Debug))),
-        subscriptions: Mutex::default(),
-        in_flight: Mutex::default(),
-        listens: Mutex::default(),
-        closing: CancellationToken::new(),
-    });
+    let state = Arc::new(ConnectionState::new(server.clone(), Outbound::new(outgoing)));
     let mut changes = server.inner.changes.subscribe();
     let mut tasks = JoinSet::new();
     loop {

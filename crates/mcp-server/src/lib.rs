@@ -24,6 +24,7 @@ mod connection;
 mod context;
 mod error;
 mod input;
+mod listen;
 mod methods;
 mod outbound;
 mod registry;
@@ -36,6 +37,19 @@ pub use registry::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
 
 impl Server {
+    /// Serves one request that stands alone (a 2026-07-28 request over HTTP): messages related
+    /// to it (progress, logs) go to `related` as encoded frames, and the encoded response is
+    /// returned; `None` if `cancel` fired first (no response is due then). A request that is not
+    /// a 2026-07-28 one gets the error that says what it lacks.
+    pub async fn serve_stateless(
+        &self,
+        request: mcp_protocol::Request,
+        related: tokio::sync::mpsc::Sender<String>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<String> {
+        connection::serve_stateless(self.clone(), request, related, cancel).await
+    }
+
     /// Serves this server on one connection until the client closes it; in-flight requests
     /// get [`ServerConfig::shutdown_grace`] to finish, and everything sent is flushed.
     pub async fn serve(&self, connection: mcp_transport::Connection) {

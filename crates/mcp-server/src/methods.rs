@@ -258,11 +258,7 @@ pub(crate) async fn dispatch(
         }
         "subscriptions/listen" => {
             let p: ListenParams = params(req)?;
-            match state.listen(&req.id, p.notifications).await {
-                Some(v) => Ok(v),
-                // Cancelled by the client: the caller sends no response for a cancelled request.
-                None => std::future::pending().await,
-            }
+            Ok(state.listen(&req.id, p.notifications, &ctx.parts.outbound).await)
         }
         other => Err(ErrorObject::method_not_found(other)),
     }

@@ -217,6 +217,11 @@ impl Server {
         self.announce(Change::Tools);
     }
 
+    /// The definition of a registered tool.
+    pub fn tool_definition(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.get(name).map(|e| e.tool)
+    }
+
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.inner.tools.remove(name);

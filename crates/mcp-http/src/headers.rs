@@ -1,0 +1,163 @@
+//! The standard `Mcp-*` request headers of 2026-07-28 (SEP-2243), checked against the body.
+
+use axum::http::HeaderMap;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use mcp_protocol::types::JsonObject;
+use serde_json::Value;
+
+/// The protocol version header.
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// The method header.
+pub const METHOD: &str = "mcp-method";
+/// The name header (tool, prompt or resource URI).
+pub const NAME: &str = "mcp-name";
+/// Prefix of parameter headers declared with `x-mcp-header`.
+pub const PARAM_PREFIX: &str = "mcp-param-";
+/// The legacy session header.
+pub const SESSION_ID: &str = "mcp-session-id";
+
+/// A header's value, trimmed; `Err` if it is not visible ASCII.
+pub fn value<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v.to_str().map(|s| Some(s.trim())).map_err(|_| format!("header {name} is not ASCII")),
+    }
+}
+
+/// Decodes the `=?base64?...?=` form; other values are taken as they are.
+pub fn decode(value: &str) -> Result<String, String> {
+    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+        Some(b64) => STANDARD
+            .decode(b64)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .ok_or_else(|| format!("invalid base64 header value {value:?}")),
+        None => Ok(value.to_owned()),
+    }
+}
+
+/// Whether a header value stands for this JSON value (numbers compared as numbers).
+fn matches(header: &str, value: &Value) -> bool {
+    match value {
+        Value::String(s) => header == s,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
+            (Ok(h), Some(v)) => h == v,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Checks `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of a 2026-07-28 request.
+/// `input_schema` is the called tool's, for `x-mcp-header` parameters.
+pub fn check(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&Value>,
+    input_schema: Option<&JsonObject>,
+) -> Result<(), String> {
+    match value(headers, METHOD)? {
+        None => return Err("missing Mcp-Method header".into()),
+        Some(m) if m != method => return Err(format!("Mcp-Method {m:?} does not match the body's method {method:?}")),
+        Some(_) => {}
+    }
+    let name_field = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let expected = params.and_then(|p| p.get(field)).and_then(Value::as_str).unwrap_or_default();
+        match value(headers, NAME)? {
+            None => return Err("missing Mcp-Name header".into()),
+            Some(n) if decode(n)? != expected => {
+                return Err(format!("Mcp-Name does not match the body's {field} {expected:?}"));
+            }
+            Some(_) => {}
+        }
+    }
+    let (Some(schema), "tools/call") = (input_schema, method) else { return Ok(()) };
+    let Some(Value::Object(properties)) = schema.get("properties") else { return Ok(()) };
+    let arguments = params.and_then(|p| p.get("arguments"));
+    for (property, prop_schema) in properties {
+        let Some(header_name) = prop_schema.get("x-mcp-header").and_then(Value::as_str) else { continue };
+        let header = format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase());
+        let body_value = arguments.and_then(|a| a.get(property)).filter(|v| !v.is_null());
+        match (value(headers, &header)?, body_value) {
+            (None, None) => {}
+            (None, Some(_)) => return Err(format!("missing header Mcp-Param-{header_name} for argument {property:?}")),
+            (Some(_), None) => {
+                return Err(format!("header Mcp-Param-{header_name} given but argument {property:?} is absent"))
+            }
+            (Some(h), Some(v)) => {
+                if !matches(&decode(h)?, v) {
+                    return Err(format!("header Mcp-Param-{header_name} does not match argument {property:?}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+    use serde_json::json;
+
+    fn h(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn method_and_name() {
+        let p = json!({"name": "t"});
+        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", " t ")]), "tools/call", Some(&p), None).is_ok());
+        assert!(check(&h(&[("mcp-method", "tools/call")]), "tools/call", Some(&p), None).is_err());
+        assert!(check(&h(&[("mcp-method", "TOOLS/LIST")]), "tools/list", None, None).is_err());
+        assert!(check(&h(&[("mcp-method", "prompts/list")]), "tools/list", None, None).is_err());
+        let b64 = format!("=?base64?{}?=", STANDARD.encode("t"));
+        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", &b64)]), "tools/call", Some(&p), None).is_ok());
+    }
+
+    #[test]
+    fn params() {
+        let schema = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}});
+        let schema = schema.as_object().unwrap();
+        let p = json!({"name":"t","arguments":{"region":"eu","n":5}});
+        let base = [("mcp-method", "tools/call"), ("mcp-name", "t")];
+        let with = |extra: &[(&'static str, &str)]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            h(&v)
+        };
+        assert!(check(
+            &with(&[("mcp-param-region", "eu"), ("mcp-param-n", "5.0")]),
+            "tools/call",
+            Some(&p),
+            Some(schema)
+        )
+        .is_ok());
+        assert!(check(
+            &with(&[("mcp-param-region", "us"), ("mcp-param-n", "5")]),
+            "tools/call",
+            Some(&p),
+            Some(schema)
+        )
+        .is_err());
+        assert!(check(&with(&[("mcp-param-n", "5")]), "tools/call", Some(&p), Some(schema)).is_err());
+        assert!(check(
+            &with(&[("mcp-param-region", "=?base64?!!?="), ("mcp-param-n", "5")]),
+            "tools/call",
+            Some(&p),
+            Some(schema)
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,89 @@
+//! 2026-07-28 requests: stateless POSTs, their headers checked against the body.
+
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use mcp_protocol::error::{HEADER_MISMATCH, INVALID_PARAMS};
+use mcp_protocol::jsonrpc::{Incoming, Message};
+use mcp_protocol::types::meta_keys;
+use mcp_protocol::ErrorObject;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::reply::{self, Expect, Plan};
+use crate::{accepts_sse, error_response, headers, Inner};
+
+pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: Incoming) -> Response {
+    let req = match incoming {
+        Incoming::Single(Message::Request(r)) => r,
+        // No notification is defined for clients over HTTP in this revision; accept and ignore.
+        Incoming::Single(Message::Notification(_)) => {
+            return reply::json_response(StatusCode::ACCEPTED, String::new(), &[])
+        }
+        Incoming::Single(Message::Response(_)) => {
+            let e = ErrorObject::invalid_request("clients do not send responses in protocol revision 2026-07-28");
+            return error_response(StatusCode::BAD_REQUEST, None, &e);
+        }
+        Incoming::Batch(_) => {
+            let e = ErrorObject::invalid_request("JSON-RPC batches are not part of protocol revision 2026-07-28");
+            return error_response(StatusCode::BAD_REQUEST, None, &e);
+        }
+    };
+    let reject = |code: i64, message: String| {
+        let status = reply::modern_status(code);
+        error_response(status, Some(&req.id), &ErrorObject::new(code, message))
+    };
+    let meta = req.params.as_ref().and_then(|p| p.get("_meta"));
+    let meta_version = meta.and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+    let header_version = match headers::value(headers_in, headers::PROTOCOL_VERSION) {
+        Ok(v) => v,
+        Err(why) => return reject(HEADER_MISMATCH, why),
+    };
+    // The order matters to clients: the body's `_meta` is judged before the header is compared with it.
+    let Some(header_version) = header_version else {
+        return reject(HEADER_MISMATCH, "missing MCP-Protocol-Version header".into());
+    };
+    let Some(meta_version) = meta_version else {
+        return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::PROTOCOL_VERSION));
+    };
+    if meta.and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES)).is_none() {
+        return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES));
+    }
+    if meta_version.as_str() != Some(header_version) {
+        return reject(
+            HEADER_MISMATCH,
+            format!("MCP-Protocol-Version {header_version:?} does not match _meta {meta_version}"),
+        );
+    }
+    let schema = match req.method.as_str() {
+        "tools/call" => req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(|n| n.as_str())
+            .and_then(|n| inner.server.tool_definition(n))
+            .map(|t| t.input_schema),
+        _ => None,
+    };
+    if let Err(why) = headers::check(headers_in, &req.method, req.params.as_ref(), schema.as_ref()) {
+        return reject(HEADER_MISMATCH, why);
+    }
+    let (tx, rx) = mpsc::channel(64);
+    let cancel = CancellationToken::new();
+    let plan = Plan {
+        expect: Expect::Response(req.id.clone()),
+        sse: accepts_sse(headers_in),
+        modern: true,
+        cancel_on_close: Some(cancel.clone()),
+        keep_alive: inner.config.keep_alive,
+        headers: Vec::new(),
+    };
+    let server = inner.server.clone();
+    tokio::spawn(async move {
+        if let Some(answer) = server.serve_stateless(req, tx.clone(), cancel).await {
+            let _ = tx.send(answer).await;
+        }
+    });
+    reply::respond(rx, plan).await
+}

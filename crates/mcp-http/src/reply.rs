@@ -1,0 +1,196 @@
+//! Turning the frames a request produces into an HTTP response: plain JSON when the answer
+//! comes first, an SSE stream when related messages (progress, logs, requests to the
+//! client) come before it.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use futures::stream;
+use mcp_protocol::error;
+use mcp_protocol::RequestId;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::sse;
+
+/// When a stream of frames is complete.
+#[derive(Debug, Clone)]
+pub(crate) enum Expect {
+    /// The response to this request id.
+    Response(RequestId),
+    /// A JSON array: the answers to a batch.
+    Batch,
+}
+
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<PeekError>,
+}
+
+#[derive(Deserialize)]
+struct PeekError {
+    code: i64,
+}
+
+/// What a frame is, as far as the response is concerned.
+struct Kind {
+    is_final: bool,
+    error_code: Option<i64>,
+}
+
+fn classify(frame: &str, expect: &Expect) -> Kind {
+    if frame.starts_with('[') {
+        return Kind { is_final: matches!(expect, Expect::Batch), error_code: None };
+    }
+    match (serde_json::from_str::<Peek>(frame), expect) {
+        (Ok(p), Expect::Response(id)) if p.method.is_none() => Kind {
+            is_final: p.id.as_ref().and_then(RequestId::from_value).as_ref() == Some(id) || p.id.is_none(),
+            error_code: p.error.map(|e| e.code),
+        },
+        _ => Kind { is_final: false, error_code: None },
+    }
+}
+
+/// The HTTP status of a 2026-07-28 error response.
+pub(crate) fn modern_status(code: i64) -> StatusCode {
+    match code {
+        error::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        error::PARSE_ERROR
+        | error::INVALID_REQUEST
+        | error::INVALID_PARAMS
+        | error::HEADER_MISMATCH
+        | error::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | error::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// How a request's frames become a response.
+pub(crate) struct Plan {
+    pub(crate) expect: Expect,
+    /// The client accepts `text/event-stream`.
+    pub(crate) sse: bool,
+    /// 2026-07-28: error responses get their HTTP status.
+    pub(crate) modern: bool,
+    /// Cancelled if the client goes away before the answer (2026-07-28: closing is cancelling).
+    pub(crate) cancel_on_close: Option<CancellationToken>,
+    /// Comment lines on a quiet SSE stream.
+    pub(crate) keep_alive: Duration,
+    /// Extra headers (a session id).
+    pub(crate) headers: Vec<(header::HeaderName, HeaderValue)>,
+}
+
+/// Cancels a token when dropped, unless disarmed.
+struct CancelGuard(Option<CancellationToken>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            t.cancel();
+        }
+    }
+}
+
+pub(crate) fn json_response(
+    status: StatusCode,
+    body: String,
+    headers: &[(header::HeaderName, HeaderValue)],
+) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (k, v) in headers {
+        r.headers_mut().insert(k.clone(), v.clone());
+    }
+    r
+}
+
+fn sse_response(body: Body, headers: &[(header::HeaderName, HeaderValue)]) -> Response {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    for (k, v) in headers {
+        h.insert(k.clone(), v.clone());
+    }
+    r
+}
+
+/// Builds the response from the frames on `rx`.
+pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Response {
+    let mut guard = CancelGuard(plan.cancel_on_close.clone());
+    let status_of = |kind: &Kind| match (plan.modern, kind.error_code) {
+        (true, Some(code)) => modern_status(code),
+        _ => StatusCode::OK,
+    };
+    let Some(first) = rx.recv().await else {
+        guard.0 = None;
+        return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
+    };
+    let kind = classify(&first, &plan.expect);
+    if kind.is_final || !plan.sse {
+        let mut frame = first;
+        let mut kind = kind;
+        // Without SSE, related messages cannot be delivered: skip them, answer with the response.
+        while !kind.is_final {
+            match rx.recv().await {
+                Some(f) => {
+                    kind = classify(&f, &plan.expect);
+                    frame = f;
+                }
+                None => {
+                    guard.0 = None;
+                    return json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &plan.headers);
+                }
+            }
+        }
+        guard.0 = None;
+        return json_response(status_of(&kind), frame, &plan.headers);
+    }
+    let expect = plan.expect.clone();
+    let keep_alive = plan.keep_alive;
+    struct State {
+        rx: mpsc::Receiver<String>,
+        pending: Option<String>,
+        done: bool,
+        guard: CancelGuard,
+        expect: Expect,
+        keep_alive: Duration,
+    }
+    let state = State { rx, pending: Some(first), done: false, guard, expect, keep_alive };
+    let body = stream::unfold(state, |mut s| async move {
+        if s.done {
+            return None;
+        }
+        let frame = match s.pending.take() {
+            Some(f) => f,
+            None => loop {
+                match tokio::time::timeout(s.keep_alive, s.rx.recv()).await {
+                    Ok(Some(f)) => break f,
+                    Ok(None) => {
+                        // Everything that could answer is gone: end the stream.
+                        s.guard.0.take();
+                        return None;
+                    }
+                    Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
+                }
+            },
+        };
+        if classify(&frame, &s.expect).is_final {
+            s.done = true;
+            s.guard.0 = None;
+        }
+        Some((Ok(sse::event(None, Some("message"), &frame)), s))
+    });
+    sse_response(Body::from_stream(body), &plan.headers)
+}

@@ -1,0 +1,88 @@
+//! Origin and Host validation against DNS rebinding: a browser page on another origin must
+//! not reach a server bound to loopback.
+
+use axum::http::{header, HeaderMap};
+
+/// Which hosts and origins a server accepts.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    /// Host names accepted in `Host` and in `Origin` (without port). Empty: any.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for HostPolicy {
+    fn default() -> Self {
+        Self { allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into(), "::1".into()] }
+    }
+}
+
+/// The host part of `host[:port]` (IPv6 literals keep their brackets).
+fn host_of(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return match rest.find(']') {
+            Some(end) => &authority[..end + 2],
+            None => authority,
+        };
+    }
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { authority })
+}
+
+impl HostPolicy {
+    /// Accepts any host and origin (a server behind a trusted proxy that checks them).
+    pub fn any() -> Self {
+        Self { allowed_hosts: Vec::new() }
+    }
+
+    fn allows(&self, host: &str) -> bool {
+        self.allowed_hosts.is_empty() || self.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// Why the request's `Host` or `Origin` is refused, if it is.
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), String> {
+        if let Some(host) = headers.get(header::HOST) {
+            let host = host.to_str().map_err(|_| "unreadable Host header".to_owned())?;
+            if !self.allows(host_of(host)) {
+                return Err(format!("Host {host:?} is not allowed"));
+            }
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().map_err(|_| "unreadable Origin header".to_owned())?;
+            if origin != "null" {
+                let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+                let authority = authority.split('/').next().unwrap_or(authority);
+                if !self.allows(host_of(authority)) {
+                    return Err(format!("Origin {origin:?} is not allowed"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+        if let Some(o) = origin {
+            h.insert(header::ORIGIN, HeaderValue::from_str(o).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_only_by_default() {
+        let p = HostPolicy::default();
+        assert!(p.check(&headers("127.0.0.1:3000", Some("http://127.0.0.1:3000"))).is_ok());
+        assert!(p.check(&headers("localhost", None)).is_ok());
+        assert!(p.check(&headers("[::1]:80", Some("http://[::1]:80"))).is_ok());
+        assert!(p.check(&headers("evil.example.com", None)).is_err());
+        assert!(p.check(&headers("127.0.0.1:3000", Some("http://evil.example.com"))).is_err());
+        assert!(HostPolicy::any().check(&headers("evil.example.com", Some("http://evil.example.com"))).is_ok());
+    }
+}

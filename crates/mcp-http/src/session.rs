@@ -1,0 +1,187 @@
+//! Legacy-era sessions over HTTP: each one is a connection served by the runtime, fed by
+//! POSTs and read by the standalone GET stream (or, for HTTP+SSE, by its one SSE stream).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_server::Server;
+use mcp_transport::{Connection, Inbound, CHANNEL_CAPACITY};
+use tokio::sync::{mpsc, Notify};
+
+/// How many unrelated messages wait for a GET stream before the oldest are dropped.
+const BACKLOG: usize = 1000;
+
+/// Messages not tied to a request (list changes, resource updates, requests to the client
+/// outside a call), waiting for the session's GET stream.
+#[derive(Default)]
+pub(crate) struct Backlog {
+    queue: Mutex<VecDeque<String>>,
+    ready: Notify,
+}
+
+impl Backlog {
+    fn push(&self, frame: String) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if q.len() >= BACKLOG {
+            q.pop_front();
+            tracing::warn!("session backlog full: dropped the oldest message (no GET stream is reading)");
+        }
+        q.push_back(frame);
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    /// Waits for the next message.
+    pub(crate) async fn next(&self) -> String {
+        loop {
+            let notified = self.ready.notified();
+            if let Some(f) = self.queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
+                return f;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One session.
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) inbound: mpsc::Sender<Inbound>,
+    pub(crate) backlog: Backlog,
+    /// Whether a GET stream is reading the backlog (only one at a time).
+    pub(crate) streaming: Mutex<bool>,
+    last_seen: Mutex<Instant>,
+    /// Cancelled when the session ends, so that its streams end too.
+    pub(crate) closed: tokio_util::sync::CancellationToken,
+}
+
+impl Session {
+    fn touch(&self) {
+        *self.last_seen.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_seen.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+    }
+}
+
+/// Marks a session's GET stream as gone when dropped.
+pub(crate) struct StreamSlot(pub(crate) Arc<Session>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        *self.0.streaming.lock().unwrap_or_else(|e| e.into_inner()) = false;
+    }
+}
+
+impl Session {
+    /// Claims the session's one GET stream.
+    pub(crate) fn claim_stream(self: &Arc<Self>) -> Option<StreamSlot> {
+        let mut s = self.streaming.lock().unwrap_or_else(|e| e.into_inner());
+        if *s {
+            return None;
+        }
+        *s = true;
+        Some(StreamSlot(self.clone()))
+    }
+}
+
+/// Every open session.
+pub(crate) struct Sessions {
+    server: Server,
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    idle_timeout: Duration,
+}
+
+/// A session id: 128 bits from the CSPRNG, as hex (visible ASCII).
+fn new_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Sessions {
+    pub(crate) fn new(server: Server, idle_timeout: Duration) -> Arc<Self> {
+        let sessions = Arc::new(Self { server, map: Mutex::default(), idle_timeout });
+        let weak = Arc::downgrade(&sessions);
+        let period = (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(sessions) = weak.upgrade() else { break };
+                sessions.expire_idle();
+            }
+        });
+        sessions
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Opens a session: a connection served by the runtime.
+    pub(crate) fn create(&self) -> Arc<Session> {
+        let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
+        let session = Arc::new(Session {
+            id: new_id(),
+            inbound: in_tx,
+            backlog: Backlog::default(),
+            streaming: Mutex::new(false),
+            last_seen: Mutex::new(Instant::now()),
+            closed: Default::default(),
+        });
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            server.serve(Connection { incoming: in_rx, outgoing: out_tx, writer: None }).await;
+        });
+        let weak = Arc::downgrade(&session);
+        tokio::spawn(async move {
+            while let Some(frame) = out_rx.recv().await {
+                match weak.upgrade() {
+                    Some(s) => s.backlog.push(frame),
+                    None => break,
+                }
+            }
+        });
+        self.map().insert(session.id.clone(), session.clone());
+        session
+    }
+
+    /// The session with this id, marked as active.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let s = self.map().get(id).cloned()?;
+        s.touch();
+        Some(s)
+    }
+
+    /// Ends a session; returns whether it existed.
+    pub(crate) fn remove(&self, id: &str) -> bool {
+        match self.map().remove(id) {
+            Some(s) => {
+                s.closed.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many sessions are open.
+    pub(crate) fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    fn expire_idle(&self) {
+        let timeout = self.idle_timeout;
+        self.map().retain(|id, s| {
+            // A session with a GET stream open is in use even when quiet.
+            let streaming = *s.streaming.lock().unwrap_or_else(|e| e.into_inner());
+            let keep = streaming || s.idle_for() < timeout;
+            if !keep {
+                tracing::debug!(session = %id, "idle session expired");
+                s.closed.cancel();
+            }
+            keep
+        });
+    }
+}
