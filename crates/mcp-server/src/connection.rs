@@ -390,6 +390,10 @@ pub(crate) async fn serve_stateless(
     related: tokio::sync::mpsc::Sender<String>,
     cancel: CancellationToken,
 ) -> Option<String> {
+    if req.method == "initialize" {
+        // A 2026-07-28 request cannot open a legacy session: the method does not exist there.
+        return Some(jsonrpc::encode_error(Some(&req.id), &ErrorObject::method_not_found(&req.method)));
+    }
     let state = Arc::new(ConnectionState::new(server, Outbound::new(related)));
     let outbound = state.outbound.clone();
     state.answer(req, &outbound, cancel).await

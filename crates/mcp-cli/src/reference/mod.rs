@@ -63,6 +63,17 @@ fn add_tools(server: &Server) {
         ),
         |args, _ctx| async move { Ok(CallToolResult::text(string_arg(&args, "text")?)) },
     );
+    server.add_tool(
+        Tool::new(
+            "test_header_echo",
+            "Echoes `region`, which HTTP clients also send as the Mcp-Param-Region header (x-mcp-header).",
+            json!({"type":"object","properties":{
+                "region":{"type":"string","description":"A region name","x-mcp-header":"Region"},
+                "note":{"type":"string","description":"Not mirrored in a header"}
+            },"required":["region"]}),
+        ),
+        |args, _ctx| async move { Ok(CallToolResult::text(format!("region={}", string_arg(&args, "region")?))) },
+    );
     server.add_tool(Tool::new("test_simple_text", "Returns a simple text response.", no_args()), |_, _| async {
         Ok(CallToolResult::text("This is a simple text response for testing."))
     });
@@ -227,8 +238,19 @@ fn add_tools(server: &Server) {
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
         ),

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite against `mcp serve --http`, server side:
+# suite 0.1.16 (every scenario), and suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25.
+# Uses ../shared/tools/conformance.sh when it is there (the steering repo's pinned runner),
+# else tests/conformance/conformance.sh is expected beside this script.
+#
+#   tests/conformance/server.sh          # all three runs
+# Env: MCP_BIN (default target/release/mcp), CONFORMANCE_PORT (default 3210)
+# Exits non-zero if any run has a failing scenario.
+set -uo pipefail
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+bin=${MCP_BIN:-target/release/mcp}
+port=${CONFORMANCE_PORT:-3210}
+runner=../shared/tools/conformance.sh
+[[ -f $runner ]] || runner=tests/conformance/conformance.sh
+[[ -f $runner ]] || { echo "conformance runner not found" >&2; exit 2; }
+
+"$bin" serve --http "127.0.0.1:$port" 2>/tmp/mcp-conformance-server.log &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+for _ in $(seq 50); do
+  (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+
+url="http://127.0.0.1:$port/mcp"
+failed=0
+run() {
+  echo "==> conformance server: $*"
+  env "$@" bash "$runner" server "$url" || failed=$((failed + 1))
+}
+run CONFORMANCE_VERSION=0.1.16
+run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2026-07-28
+run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2025-11-25
+kill -0 $server 2>/dev/null || { echo "the server died during the runs" >&2; failed=$((failed + 1)); }
+echo "conformance server: $failed run(s) failed"
+exit $((failed > 0))
