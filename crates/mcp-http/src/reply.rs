@@ -174,16 +174,14 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
         }
         let frame = match s.pending.take() {
             Some(f) => f,
-            None => loop {
-                match tokio::time::timeout(s.keep_alive, s.rx.recv()).await {
-                    Ok(Some(f)) => break f,
-                    Ok(None) => {
-                        // Everything that could answer is gone: end the stream.
-                        s.guard.0.take();
-                        return None;
-                    }
-                    Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
+            None => match tokio::time::timeout(s.keep_alive, s.rx.recv()).await {
+                Ok(Some(f)) => f,
+                Ok(None) => {
+                    // Everything that could answer is gone: end the stream.
+                    s.guard.0.take();
+                    return None;
                 }
+                Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
             },
         };
         if classify(&frame, &s.expect).is_final {
