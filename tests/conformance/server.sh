@@ -5,12 +5,12 @@
 # else tests/conformance/conformance.sh is expected beside this script.
 #
 #   tests/conformance/server.sh          # all three runs
-# Env: MCP_BIN (default target/release/mcp), CONFORMANCE_PORT (default 3210)
+# Env: MCP_BIN (default target/release/mcp), CONFORMANCE_PORT (default: a free port)
 # Exits non-zero if any run has a failing scenario.
 set -uo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 bin=${MCP_BIN:-target/release/mcp}
-port=${CONFORMANCE_PORT:-3210}
+port=${CONFORMANCE_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 runner=../shared/tools/conformance.sh
 [[ -f $runner ]] || runner=tests/conformance/conformance.sh
 [[ -f $runner ]] || { echo "conformance runner not found" >&2; exit 2; }
@@ -22,6 +22,7 @@ for _ in $(seq 50); do
   (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.1
 done
+kill -0 $server 2>/dev/null || { echo "the server did not start:" >&2; cat /tmp/mcp-conformance-server.log >&2; exit 1; }
 
 url="http://127.0.0.1:$port/mcp"
 failed=0

@@ -1,7 +1,9 @@
 //! Legacy-era HTTP: Streamable HTTP with sessions (2025-03-26 .. 2025-11-25), and the
 //! HTTP+SSE transport of 2024-11-05.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -10,10 +12,11 @@ use axum::response::{IntoResponse, Response};
 use futures::stream;
 use mcp_protocol::jsonrpc::{Incoming, Message};
 use mcp_protocol::ErrorObject;
-use mcp_transport::Frame;
+use mcp_transport::{Frame, CLOSE_STREAM_HINT};
 use tokio::sync::mpsc;
 
-use crate::reply::{self, Expect, Plan};
+use crate::events::{parse_event_id, EventStore, StreamLog};
+use crate::reply::{self, Expect};
 use crate::session::{Session, Sessions, StreamSlot};
 use crate::{accepts_sse, error_response, headers, sse, Inner, SessionQueryExtract};
 
@@ -77,16 +80,8 @@ pub(crate) async fn post_streamable(
             extra.push((HeaderName::from_static(headers::SESSION_ID), v));
         }
     }
-    let plan = Plan {
-        expect,
-        sse: accepts_sse(headers_in),
-        modern: false,
-        // In the legacy era a disconnect is not a cancellation.
-        cancel_on_close: None,
-        keep_alive: inner.config.keep_alive,
-        headers: extra,
-    };
-    reply::respond(rx, plan).await
+    // In the legacy era a disconnect is not a cancellation: the request runs on, its events kept.
+    respond_resumable(inner, session, rx, expect, accepts_sse(headers_in), extra).await
 }
 
 fn sse_headers(r: &mut Response) {
@@ -96,40 +91,181 @@ fn sse_headers(r: &mut Response) {
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
 }
 
-/// Streams a session's unrelated messages, after an optional first event.
-fn backlog_stream(
-    slot: StreamSlot,
-    first: Option<String>,
-    keep_alive: std::time::Duration,
-    on_end: Option<(Arc<Sessions>, String)>,
-) -> Response {
-    struct EndSession(Option<(Arc<Sessions>, String)>);
-    impl Drop for EndSession {
-        fn drop(&mut self) {
-            if let Some((sessions, id)) = self.0.take() {
-                sessions.remove(&id);
+/// Ends a session when dropped (the HTTP+SSE stream is the session).
+struct EndSession(Option<(Arc<Sessions>, String)>);
+
+impl Drop for EndSession {
+    fn drop(&mut self) {
+        if let Some((sessions, id)) = self.0.take() {
+            sessions.remove(&id);
+        }
+    }
+}
+
+/// How a reader of a stream log starts and what it holds on to.
+struct Reader {
+    session: Arc<Session>,
+    stream: u64,
+    log: Arc<StreamLog>,
+    /// The last event delivered.
+    cursor: u64,
+    /// Sent before anything else (a priming or `endpoint` event).
+    prelude: Option<String>,
+    /// The reader lets go when the producer asks (SSE polling), if the client resumes.
+    may_close: bool,
+    close_seen: u64,
+    keep_alive: Duration,
+    store: Arc<dyn EventStore>,
+    _slot: Option<StreamSlot>,
+    _end: EndSession,
+}
+
+impl Reader {
+    async fn next_chunk(&mut self) -> Option<String> {
+        if let Some(p) = self.prelude.take() {
+            return Some(p);
+        }
+        loop {
+            let notified = self.log.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let events = self.store.replay(&self.session.id, self.stream, self.cursor);
+            if let Some((last, _)) = events.last() {
+                self.cursor = *last;
+                if self.stream == 0 {
+                    self.session.delivered.fetch_max(self.cursor, Ordering::Relaxed);
+                }
+                let id_of = |seq: u64| format!("{}-{seq}", self.stream);
+                return Some(
+                    events.iter().map(|(seq, f)| sse::event(Some(&id_of(*seq)), Some("message"), f)).collect(),
+                );
+            }
+            if self.log.is_done() {
+                return None;
+            }
+            if self.may_close && self.log.close_requests() > self.close_seen {
+                // The server asked the client to come back later (SEP-1699): let go.
+                return None;
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep(self.keep_alive) => return Some(sse::KEEP_ALIVE.to_owned()),
+                _ = self.session.closed.cancelled() => return None,
             }
         }
     }
-    let state = (slot, first, EndSession(on_end));
-    let body = stream::unfold(state, move |(slot, first, end)| async move {
-        if let Some(event) = first {
-            return Some((Ok::<_, std::convert::Infallible>(event), (slot, None, end)));
-        }
-        let session: &Session = &slot.0;
-        let event = tokio::select! {
-            frame = session.backlog.next() => sse::event(None, Some("message"), &frame),
-            _ = tokio::time::sleep(keep_alive) => sse::KEEP_ALIVE.to_owned(),
-            _ = session.closed.cancelled() => return None,
-        };
-        Some((Ok(event), (slot, None, end)))
-    });
-    let mut r = Response::new(Body::from_stream(body));
-    sse_headers(&mut r);
-    r
 }
 
-/// The standalone GET stream of a Streamable HTTP session.
+/// An SSE response reading `reader`'s stream.
+fn stream_response(reader: Reader, headers: &[(HeaderName, HeaderValue)]) -> Response {
+    let body = stream::unfold(reader, |mut r| async move {
+        r.next_chunk().await.map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), r))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    sse_headers(&mut response);
+    for (k, v) in headers {
+        response.headers_mut().insert(k.clone(), v.clone());
+    }
+    response
+}
+
+fn reader(inner: &Inner, session: Arc<Session>, stream: u64, log: Arc<StreamLog>, cursor: u64) -> Reader {
+    let polls = session.polls();
+    let prelude = polls.then(|| sse::priming(&format!("{stream}-{cursor}"), inner.config.sse_retry.as_millis() as u64));
+    Reader {
+        close_seen: log.close_requests(),
+        session,
+        stream,
+        log,
+        cursor,
+        prelude,
+        may_close: polls,
+        keep_alive: inner.config.keep_alive,
+        store: inner.sessions.store.clone(),
+        _slot: None,
+        _end: EndSession(None),
+    }
+}
+
+/// Answers a request of a legacy session: JSON if the answer comes first, else a resumable
+/// SSE stream fed by a task that keeps every event, whether or not a client is reading.
+async fn respond_resumable(
+    inner: &Arc<Inner>,
+    session: Arc<Session>,
+    mut rx: mpsc::Receiver<String>,
+    expect: Expect,
+    sse_ok: bool,
+    headers: Vec<(HeaderName, HeaderValue)>,
+) -> Response {
+    // A hint to close the stream (SEP-1699) means an SSE stream at once, if the client resumes.
+    let resumable = sse_ok && session.polls();
+    let mut close_hint = false;
+    let first = loop {
+        match rx.recv().await {
+            Some(f) if f == CLOSE_STREAM_HINT => {
+                if resumable {
+                    close_hint = true;
+                    break None;
+                }
+            }
+            Some(f) => break Some(f),
+            None => return reply::json_response(StatusCode::ACCEPTED, String::new(), &headers),
+        }
+    };
+    if let Some(first) = &first {
+        if reply::is_final(first, &expect) {
+            if let Some(v) = reply::negotiated_version(first) {
+                *session.version.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+            }
+            return reply::json_response(StatusCode::OK, first.clone(), &headers);
+        }
+        if !sse_ok {
+            // Without SSE, related messages cannot be delivered: answer with the response alone.
+            let mut frame = first.clone();
+            while !reply::is_final(&frame, &expect) {
+                match rx.recv().await {
+                    Some(f) => frame = f,
+                    None => return reply::json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &headers),
+                }
+            }
+            return reply::json_response(StatusCode::OK, frame, &headers);
+        }
+    }
+    let store = inner.sessions.store.clone();
+    let (stream, log) = session.streams.open(|old| store.forget_stream(&session.id, old));
+    let r = reader(inner, session.clone(), stream, log.clone(), 0);
+    if close_hint {
+        log.request_close();
+    }
+    let session_id = session.id.clone();
+    tokio::spawn(async move {
+        let mut next = first;
+        loop {
+            let frame = match next.take() {
+                Some(f) => f,
+                None => match rx.recv().await {
+                    Some(f) => f,
+                    None => break,
+                },
+            };
+            if frame == CLOSE_STREAM_HINT {
+                log.request_close();
+                continue;
+            }
+            let seq = log.next_seq();
+            store.append(&session_id, stream, seq, &frame);
+            log.changed.notify_waiters();
+            if reply::is_final(&frame, &expect) {
+                break;
+            }
+        }
+        log.finish();
+    });
+    stream_response(r, &headers)
+}
+
+/// The GET stream of a Streamable HTTP session: its standalone stream, or, with
+/// `Last-Event-ID`, the rest of the stream that id names.
 pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Response {
     let id = match headers::value(headers_in, headers::SESSION_ID) {
         Ok(Some(id)) => id,
@@ -138,10 +274,27 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Re
     let Some(session) = inner.sessions.get(id) else {
         return plain(StatusCode::NOT_FOUND, "unknown or ended session");
     };
+    let last_event = headers_in.get("last-event-id").and_then(|v| v.to_str().ok());
+    if let Some(last) = last_event {
+        let Some((stream, seq)) = parse_event_id(last) else {
+            return plain(StatusCode::BAD_REQUEST, "malformed Last-Event-ID");
+        };
+        if stream != 0 {
+            let Some(log) = session.streams.get(stream) else {
+                return plain(StatusCode::NOT_FOUND, "that stream is no longer kept");
+            };
+            return stream_response(reader(inner, session, stream, log, seq), &[]);
+        }
+        session.delivered.fetch_max(seq, Ordering::Relaxed);
+    }
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::CONFLICT, "this session already has a GET stream open");
     };
-    backlog_stream(slot, None, inner.config.keep_alive, None)
+    let log = session.streams.standalone();
+    let cursor = session.delivered.load(Ordering::Relaxed);
+    let mut r = reader(inner, session, 0, log, cursor);
+    r._slot = Some(slot);
+    stream_response(r, &[])
 }
 
 /// `GET /sse`: opens an HTTP+SSE session; the first event names where to POST.
@@ -154,9 +307,14 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "new session already streaming");
     };
     let endpoint = format!("{}?sessionId={}", inner.config.message_endpoint, session.id);
-    let first = sse::event(None, Some("endpoint"), &endpoint);
+    let log = session.streams.standalone();
+    let mut r = reader(&inner, session.clone(), 0, log, 0);
+    r.prelude = Some(sse::event(None, Some("endpoint"), &endpoint));
+    r.may_close = false;
+    r._slot = Some(slot);
     // The stream is the session: when the client goes away, the session ends.
-    backlog_stream(slot, Some(first), inner.config.keep_alive, Some((inner.sessions.clone(), session.id.clone())))
+    r._end = EndSession(Some((inner.sessions.clone(), session.id.clone())));
+    stream_response(r, &[])
 }
 
 /// `POST /message?sessionId=..`: a message for an HTTP+SSE session; answers go on its stream.

@@ -13,6 +13,7 @@
 //! default) and bodies are bounded.
 #![deny(missing_docs)]
 
+mod events;
 mod headers;
 mod legacy;
 mod modern;
@@ -35,6 +36,7 @@ use mcp_protocol::types::meta_keys;
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use mcp_server::Server;
 
+pub use events::{EventStore, MemoryEventStore};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
 
@@ -57,6 +59,8 @@ pub struct HttpConfig {
     pub keep_alive: Duration,
     /// Whether legacy sessions may open the standalone GET stream (405 otherwise).
     pub get_stream: bool,
+    /// The reconnection delay announced to 2025-11-25 clients (SSE `retry`).
+    pub sse_retry: Duration,
 }
 
 impl Default for HttpConfig {
@@ -70,6 +74,7 @@ impl Default for HttpConfig {
             session_idle_timeout: Duration::from_secs(30 * 60),
             keep_alive: Duration::from_secs(15),
             get_stream: true,
+            sse_retry: Duration::from_millis(1000),
         }
     }
 }
@@ -112,7 +117,12 @@ pub(crate) fn accepts_sse(headers: &HeaderMap) -> bool {
 impl McpHttp {
     /// Exposes `server` with these settings. Must be called within a tokio runtime.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout);
+        Self::with_event_store(server, config, Arc::new(MemoryEventStore::default()))
+    }
+
+    /// Like [`Self::new`], keeping the events of resumable streams in `store`.
+    pub fn with_event_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
+        let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout, store);
         Self { inner: Arc::new(Inner { server, config, sessions }) }
     }
 

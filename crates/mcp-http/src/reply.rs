@@ -60,6 +60,26 @@ fn classify(frame: &str, expect: &Expect) -> Kind {
     }
 }
 
+/// Whether `frame` completes a stream that expects `expect`.
+pub(crate) fn is_final(frame: &str, expect: &Expect) -> bool {
+    classify(frame, expect).is_final
+}
+
+/// The protocol version of an `initialize` result frame, if it is one.
+pub(crate) fn negotiated_version(frame: &str) -> Option<mcp_protocol::ProtocolVersion> {
+    #[derive(Deserialize)]
+    struct Init {
+        result: InitResult,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct InitResult {
+        protocol_version: String,
+    }
+    let init: Init = serde_json::from_str(frame).ok()?;
+    mcp_protocol::ProtocolVersion::parse(&init.result.protocol_version)
+}
+
 /// The HTTP status of a 2026-07-28 error response.
 pub(crate) fn modern_status(code: i64) -> StatusCode {
     match code {
@@ -133,9 +153,16 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
         (true, Some(code)) => modern_status(code),
         _ => StatusCode::OK,
     };
-    let Some(first) = rx.recv().await else {
-        guard.0 = None;
-        return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
+    // A stateless request cannot be resumed: hints to close its stream are ignored.
+    let first = loop {
+        match rx.recv().await {
+            Some(f) if f == mcp_transport::CLOSE_STREAM_HINT => continue,
+            Some(f) => break f,
+            None => {
+                guard.0 = None;
+                return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
+            }
+        }
     };
     let kind = classify(&first, &plan.expect);
     if kind.is_final || !plan.sse {
@@ -184,6 +211,9 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
                 Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
             },
         };
+        if frame == mcp_transport::CLOSE_STREAM_HINT {
+            return Some((Ok(String::new()), s));
+        }
         if classify(&frame, &s.expect).is_final {
             s.done = true;
             s.guard.0 = None;

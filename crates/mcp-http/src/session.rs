@@ -1,55 +1,29 @@
 //! Legacy-era sessions over HTTP: each one is a connection served by the runtime, fed by
 //! POSTs and read by the standalone GET stream (or, for HTTP+SSE, by its one SSE stream).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_protocol::ProtocolVersion;
 use mcp_server::Server;
 use mcp_transport::{Connection, Inbound, CHANNEL_CAPACITY};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
-/// How many unrelated messages wait for a GET stream before the oldest are dropped.
-const BACKLOG: usize = 1000;
-
-/// Messages not tied to a request (list changes, resource updates, requests to the client
-/// outside a call), waiting for the session's GET stream.
-#[derive(Default)]
-pub(crate) struct Backlog {
-    queue: Mutex<VecDeque<String>>,
-    ready: Notify,
-}
-
-impl Backlog {
-    fn push(&self, frame: String) {
-        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        if q.len() >= BACKLOG {
-            q.pop_front();
-            tracing::warn!("session backlog full: dropped the oldest message (no GET stream is reading)");
-        }
-        q.push_back(frame);
-        drop(q);
-        self.ready.notify_one();
-    }
-
-    /// Waits for the next message.
-    pub(crate) async fn next(&self) -> String {
-        loop {
-            let notified = self.ready.notified();
-            if let Some(f) = self.queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
-                return f;
-            }
-            notified.await;
-        }
-    }
-}
+use crate::events::{EventStore, SessionStreams};
 
 /// One session.
 pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) inbound: mpsc::Sender<Inbound>,
-    pub(crate) backlog: Backlog,
-    /// Whether a GET stream is reading the backlog (only one at a time).
+    /// The session's SSE streams (0: the standalone stream).
+    pub(crate) streams: SessionStreams,
+    /// How far the standalone stream has been delivered to a GET stream.
+    pub(crate) delivered: AtomicU64,
+    /// The negotiated revision, once known.
+    pub(crate) version: Mutex<Option<ProtocolVersion>>,
+    /// Whether a GET stream is reading the standalone stream (only one at a time).
     pub(crate) streaming: Mutex<bool>,
     last_seen: Mutex<Instant>,
     /// Cancelled when the session ends, so that its streams end too.
@@ -57,6 +31,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// Whether the session's client resumes SSE streams that the server closes (2025-11-25).
+    pub(crate) fn polls(&self) -> bool {
+        self.version.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+    }
+
     fn touch(&self) {
         *self.last_seen.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
@@ -90,6 +69,7 @@ impl Session {
 /// Every open session.
 pub(crate) struct Sessions {
     server: Server,
+    pub(crate) store: Arc<dyn EventStore>,
     map: Mutex<HashMap<String, Arc<Session>>>,
     idle_timeout: Duration,
 }
@@ -101,8 +81,8 @@ fn new_id() -> String {
 }
 
 impl Sessions {
-    pub(crate) fn new(server: Server, idle_timeout: Duration) -> Arc<Self> {
-        let sessions = Arc::new(Self { server, map: Mutex::default(), idle_timeout });
+    pub(crate) fn new(server: Server, idle_timeout: Duration, store: Arc<dyn EventStore>) -> Arc<Self> {
+        let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout });
         let weak = Arc::downgrade(&sessions);
         let period = (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         tokio::spawn(async move {
@@ -126,7 +106,9 @@ impl Sessions {
         let session = Arc::new(Session {
             id: new_id(),
             inbound: in_tx,
-            backlog: Backlog::default(),
+            streams: SessionStreams::default(),
+            delivered: AtomicU64::new(0),
+            version: Mutex::new(None),
             streaming: Mutex::new(false),
             last_seen: Mutex::new(Instant::now()),
             closed: Default::default(),
@@ -136,12 +118,14 @@ impl Sessions {
             server.serve(Connection { incoming: in_rx, outgoing: out_tx, writer: None }).await;
         });
         let weak = Arc::downgrade(&session);
+        let store = self.store.clone();
         tokio::spawn(async move {
             while let Some(frame) = out_rx.recv().await {
-                match weak.upgrade() {
-                    Some(s) => s.backlog.push(frame),
-                    None => break,
-                }
+                let Some(session) = weak.upgrade() else { break };
+                let log = session.streams.standalone();
+                let seq = log.next_seq();
+                store.append(&session.id, 0, seq, &frame);
+                log.changed.notify_waiters();
             }
         });
         self.map().insert(session.id.clone(), session.clone());
@@ -160,6 +144,7 @@ impl Sessions {
         match self.map().remove(id) {
             Some(s) => {
                 s.closed.cancel();
+                self.store.forget_session(id);
                 true
             }
             None => false,
@@ -180,6 +165,7 @@ impl Sessions {
             if !keep {
                 tracing::debug!(session = %id, "idle session expired");
                 s.closed.cancel();
+                self.store.forget_session(id);
             }
             keep
         });

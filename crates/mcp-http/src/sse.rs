@@ -23,6 +23,11 @@ pub(crate) fn event(id: Option<&str>, name: Option<&str>, data: &str) -> String 
     out
 }
 
+/// A priming event: an id and empty data, with the reconnection delay (SEP-1699).
+pub(crate) fn priming(id: &str, retry_ms: u64) -> String {
+    format!("id: {id}\nretry: {retry_ms}\ndata: \n\n")
+}
+
 /// A comment line, to keep idle connections alive through proxies.
 pub(crate) const KEEP_ALIVE: &str = ": keep-alive\n\n";
 

@@ -91,6 +91,14 @@ impl Context {
         self.parts.cancel.is_cancelled()
     }
 
+    /// Suggests that the transport close this request's response stream now, the client
+    /// resuming it later (HTTP with SSE polling, SEP-1699: long calls need not hold a
+    /// connection). Later messages of the request are kept for the client to fetch. A hint:
+    /// on stdio, and where the client cannot resume, nothing happens.
+    pub async fn close_response_stream(&self) {
+        self.parts.outbound.hint_close_stream().await;
+    }
+
     /// Whether the client asked for progress on this request.
     pub fn wants_progress(&self) -> bool {
         self.parts.progress_token.is_some()

@@ -16,6 +16,8 @@ type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
 #[derive(Clone)]
 pub(crate) struct Outbound {
     tx: mpsc::Sender<String>,
+    /// Whether `tx` is one request's stream (an HTTP response) rather than the connection.
+    scoped: bool,
     pending: Arc<Mutex<PendingRequests<Waiter>>>,
     /// Woken when a new deadline may be earlier than the one the connection sleeps until.
     pub(crate) deadline_changed: Arc<Notify>,
@@ -23,7 +25,7 @@ pub(crate) struct Outbound {
 
 impl Outbound {
     pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
-        Self { tx, pending: Arc::default(), deadline_changed: Arc::default() }
+        Self { tx, scoped: false, pending: Arc::default(), deadline_changed: Arc::default() }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, PendingRequests<Waiter>> {
@@ -33,7 +35,15 @@ impl Outbound {
     /// The same connection's pending requests, with messages going to another sink (the
     /// stream of one HTTP request, say).
     pub(crate) fn with_sink(&self, tx: mpsc::Sender<String>) -> Self {
-        Self { tx, pending: self.pending.clone(), deadline_changed: self.deadline_changed.clone() }
+        Self { tx, scoped: true, pending: self.pending.clone(), deadline_changed: self.deadline_changed.clone() }
+    }
+
+    /// Suggests that the transport close this request's response stream for the client to
+    /// resume later; nothing happens unless the stream is request-scoped.
+    pub(crate) async fn hint_close_stream(&self) {
+        if self.scoped {
+            let _ = self.tx.send(mcp_transport::CLOSE_STREAM_HINT.to_owned()).await;
+        }
     }
 
     /// Sends one encoded frame; `false` if the connection is gone.

@@ -6,8 +6,11 @@
 //! - [`stdio`]: newline-delimited frames over any `AsyncRead`/`AsyncWrite` pair, the process's
 //!   own stdin/stdout among them, with a bound on the size of a frame.
 //! - [`memory`]: a connected pair of in-memory connections, for tests and embedding.
+//! - [`child`]: a server run as a child process, over its stdin/stdout, with its stderr
+//!   logged and the specification's close sequence (stdin EOF, SIGTERM, SIGKILL).
 #![deny(missing_docs)]
 
+pub mod child;
 pub mod memory;
 pub mod stdio;
 
@@ -66,6 +69,11 @@ pub struct Connection {
     /// `outgoing` sender to be sure everything sent was flushed.
     pub writer: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// A frame a runtime may put on a request-scoped reply sink (never on a connection's own
+/// `outgoing`) to suggest that the transport close the response stream now and let the
+/// client resume it later (SSE polling, SEP-1699). Not JSON: it can never be a message.
+pub const CLOSE_STREAM_HINT: &str = "\u{0}close-stream";
 
 /// Default bound on one inbound frame: 4 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;

@@ -258,7 +258,10 @@ fn add_tools(server: &Server) {
     );
     server.add_tool(
         Tool::new("test_reconnection", "Completes after a short pause (SSE reconnection test over HTTP).", no_args()),
-        |_, _| async {
+        |_, ctx: Context| async move {
+            // Over HTTP with a resumable session this closes the response stream: the client
+            // reconnects with Last-Event-ID and gets the result from the event store.
+            ctx.close_response_stream().await;
             tokio::time::sleep(Duration::from_millis(100)).await;
             Ok(CallToolResult::text("Reconnection test completed successfully. The result arrived after the pause."))
         },

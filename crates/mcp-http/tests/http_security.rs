@@ -1,0 +1,124 @@
+//! Host and Origin checks (DNS rebinding), body limits and malformed bodies.
+
+mod common;
+
+use common::*;
+use mcp_http::HttpConfig;
+use serde_json::json;
+
+fn list() -> serde_json::Value {
+    modern_request(1, "tools/list", json!({}))
+}
+
+#[tokio::test]
+async fn foreign_host_is_403_on_every_route() {
+    let s = TestServer::reference().await;
+    let evil = "evil.example.com";
+    let resp = within("POST /mcp", s.post_modern(&list()).header("Host", evil).send()).await.unwrap();
+    assert_eq!(resp.status(), 403, "POST /mcp");
+    let resp = s.client.get(s.url("/mcp")).header("Host", evil).header("Accept", "text/event-stream").send();
+    assert_eq!(within("GET /mcp", resp).await.unwrap().status(), 403, "GET /mcp");
+    let resp = s.client.delete(s.url("/mcp")).header("Host", evil).header("Mcp-Session-Id", "x").send();
+    assert_eq!(within("DELETE /mcp", resp).await.unwrap().status(), 403, "DELETE /mcp");
+    let resp = s.client.get(s.url("/sse")).header("Host", evil).send();
+    assert_eq!(within("GET /sse", resp).await.unwrap().status(), 403, "GET /sse");
+    let resp = s.client.post(s.url("/message?sessionId=x")).header("Host", evil).body("{}").send();
+    assert_eq!(within("POST /message", resp).await.unwrap().status(), 403, "POST /message");
+    // A look-alike name is not loopback either.
+    let resp = s.post_modern(&list()).header("Host", format!("127.0.0.1.evil.example.com:{}", s.addr.port()));
+    assert_eq!(within("POST", resp.send()).await.unwrap().status(), 403, "look-alike host");
+    assert_eq!(s.http.session_count(), 0, "a refused GET /sse must not open a session");
+}
+
+#[tokio::test]
+async fn foreign_origin_with_a_good_host_is_403() {
+    let s = TestServer::reference().await;
+    let resp = s.post_modern(&list()).header("Origin", "http://evil.example.com");
+    assert_eq!(within("POST", resp.send()).await.unwrap().status(), 403);
+    let resp = s.post_modern(&list()).header("Origin", format!("http://evil.example.com:{}", s.addr.port()));
+    assert_eq!(within("POST", resp.send()).await.unwrap().status(), 403);
+    let resp = s.client.get(s.url("/sse")).header("Origin", "https://evil.example.com").send();
+    assert_eq!(within("GET /sse", resp).await.unwrap().status(), 403);
+}
+
+/// `Origin: null` is what a sandboxed iframe or a `file:` page of any site sends; it names
+/// no allowed origin, so a browser page must not reach the server through it.
+#[tokio::test]
+async fn null_origin_is_403() {
+    let s = TestServer::reference().await;
+    let resp = s.post_modern(&list()).header("Origin", "null");
+    assert_eq!(within("POST", resp.send()).await.unwrap().status(), 403);
+}
+
+#[tokio::test]
+async fn good_host_and_origin_are_served() {
+    let s = TestServer::reference().await;
+    let port = s.addr.port();
+    for (host, origin) in [
+        (format!("127.0.0.1:{port}"), format!("http://127.0.0.1:{port}")),
+        (format!("localhost:{port}"), format!("http://localhost:{port}")),
+        ("localhost".to_owned(), "http://localhost".to_owned()),
+    ] {
+        let resp = s.post_modern(&list()).header("Host", host.as_str()).header("Origin", origin.as_str());
+        let resp = within("POST", resp.send()).await.unwrap();
+        assert!(resp.status().is_success(), "Host {host}, Origin {origin}: {}", resp.status());
+        let answer = final_message(resp).await;
+        assert_eq!(answer["result"]["resultType"], json!("complete"), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn body_over_the_limit_is_413_and_the_server_keeps_serving() {
+    let config = HttpConfig { max_body: 1024, ..HttpConfig::default() };
+    let s = TestServer::reference_with(config).await;
+    let big = modern_request(1, "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(4096)}}));
+    let resp = within("POST big", s.post_modern(&big).send()).await.unwrap();
+    assert_eq!(resp.status(), 413);
+
+    let resp = within("POST small", s.post_modern(&list()).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let answer = final_message(resp).await;
+    assert_eq!(answer["result"]["resultType"], json!("complete"), "{answer}");
+
+    // The same limit on the HTTP+SSE POST endpoint.
+    let resp = s.client.get(s.url("/sse")).send();
+    let mut events = SseReader::new(within("GET /sse", resp).await.unwrap());
+    let endpoint = events.next_within("endpoint").await.data;
+    let resp = s.client.post(s.url(&endpoint)).header("Content-Type", "application/json").body(big.to_string()).send();
+    assert_eq!(within("POST /message big", resp).await.unwrap().status(), 413);
+}
+
+#[tokio::test]
+async fn non_json_body_is_400_parse_error() {
+    let s = TestServer::reference().await;
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", ACCEPT_BOTH)
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "tools/list")
+        .body("{this is not json")
+        .send();
+    let resp = within("POST", resp).await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let body: serde_json::Value = serde_json::from_str(&within("body", resp.text()).await.unwrap()).expect("JSON body");
+    assert_eq!(body["jsonrpc"], json!("2.0"), "{body}");
+    assert_eq!(body["error"]["code"], json!(-32700), "{body}");
+    assert!(body["id"].is_null(), "{body}");
+}
+
+#[tokio::test]
+async fn text_plain_is_415() {
+    let s = TestServer::reference().await;
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .header("Content-Type", "text/plain")
+        .header("Accept", ACCEPT_BOTH)
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "tools/list")
+        .body(list().to_string())
+        .send();
+    assert_eq!(within("POST", resp).await.unwrap().status(), 415);
+}
