@@ -34,6 +34,9 @@ const STATIC_TEXT: &str = "This is the content of the static text resource.";
 /// One line read from the server's stdout.
 type Line = Result<Value, String>;
 
+/// Every stdout line as raw bytes, with whether it ended in a newline.
+type RawLines = Arc<Mutex<Vec<(Vec<u8>, bool)>>>;
+
 /// A running `mcp serve` child process and the client side of its pipes.
 struct Mcp {
     child: Child,
@@ -45,7 +48,7 @@ struct Mcp {
     /// Every message read, in arrival order.
     seen: Vec<Value>,
     /// Every raw stdout line (bytes, without the newline) and whether it ended in a newline.
-    raw_stdout: Arc<Mutex<Vec<(Vec<u8>, bool)>>>,
+    raw_stdout: RawLines,
     /// Everything written to stderr.
     stderr: Arc<Mutex<Vec<u8>>>,
     next_id: i64,
@@ -73,7 +76,7 @@ impl Mcp {
         let stdout = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");
 
-        let raw_stdout: Arc<Mutex<Vec<(Vec<u8>, bool)>>> = Arc::default();
+        let raw_stdout: RawLines = Arc::default();
         let (tx, lines) = mpsc::unbounded_channel();
         let raw = raw_stdout.clone();
         tokio::spawn(async move {

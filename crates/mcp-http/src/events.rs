@@ -26,10 +26,13 @@ pub trait EventStore: Send + Sync + 'static {
     fn forget_session(&self, session: &str);
 }
 
+/// The kept events of each (session, stream).
+type Streams = HashMap<(String, u64), VecDeque<(u64, String)>>;
+
 /// An in-memory [`EventStore`] keeping the last events of each stream.
 pub struct MemoryEventStore {
     per_stream: usize,
-    streams: Mutex<HashMap<(String, u64), VecDeque<(u64, String)>>>,
+    streams: Mutex<Streams>,
 }
 
 impl MemoryEventStore {
@@ -38,7 +41,7 @@ impl MemoryEventStore {
         Self { per_stream: per_stream.max(1), streams: Mutex::default() }
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), VecDeque<(u64, String)>>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, Streams> {
         self.streams.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

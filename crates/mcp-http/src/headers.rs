@@ -42,9 +42,14 @@ fn matches(header: &str, value: &Value) -> bool {
     match value {
         Value::String(s) => header == s,
         Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
-            (Ok(h), Some(v)) => h == v,
-            _ => false,
+        // Integers exactly (f64 would equate neighbours above 2^53), other numbers as numbers.
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), header.parse::<i64>(), header.parse::<u64>()) {
+            (Some(v), _, Ok(h), _) => v == h,
+            (_, Some(v), _, Ok(h)) => v == h,
+            _ => match (header.parse::<f64>(), n.as_f64()) {
+                (Ok(h), Some(v)) => h == v,
+                _ => false,
+            },
         },
         _ => false,
     }

@@ -184,11 +184,9 @@ async fn post_mcp(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Resp
     };
     let legacy_version = version_header.and_then(ProtocolVersion::parse).filter(|v| !v.is_modern());
     let has_session = headers.contains_key(SESSION_ID);
-    let modern = match version_header {
-        Some(_) if legacy_version.is_some() => false,
-        Some(_) => !has_session || has_modern_meta(&incoming),
-        None => has_modern_meta(&incoming),
-    };
+    // A body with 2026-07-28 `_meta` is modern whatever the header says (a disagreement is then
+    // a header mismatch a dual-era client understands); so is a non-legacy header without a session.
+    let modern = has_modern_meta(&incoming) || (!has_session && version_header.is_some() && legacy_version.is_none());
     if modern {
         modern::post(&inner, &headers, incoming).await
     } else {
@@ -215,7 +213,12 @@ async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     match headers::value(&headers, SESSION_ID) {
         Ok(Some(id)) if inner.sessions.remove(id) => StatusCode::NO_CONTENT.into_response(),
         Ok(Some(_)) => plain(StatusCode::NOT_FOUND, "unknown or ended session"),
-        _ => plain(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id"),
+        Ok(None) => {
+            let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "DELETE ends a legacy session; none was named");
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, GET, DELETE"));
+            r
+        }
+        Err(why) => plain(StatusCode::BAD_REQUEST, &why),
     }
 }
 

@@ -272,12 +272,54 @@ pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
                 }
             });
         }
-        "elicitation/create" => strip(
-            obj,
-            rev,
-            &[("mode", V::V2025_11_25, NOW), ("url", V::V2025_11_25, NOW), ("elicitationId", V::V2025_11_25, NOW)],
-        ),
+        "elicitation/create" => {
+            strip(
+                obj,
+                rev,
+                &[("mode", V::V2025_11_25, NOW), ("url", V::V2025_11_25, NOW), ("elicitationId", V::V2025_11_25, NOW)],
+            );
+            if rev < V::V2025_11_25 {
+                if let Some(Value::Object(schema)) = obj.get_mut("requestedSchema") {
+                    downgrade_form_schema(schema);
+                }
+            }
+        }
         _ => {}
+    }
+}
+
+/// Rewrites a form schema for 2025-06-18, whose primitive schemas lack what SEP-1330 and
+/// SEP-1034 added in 2025-11-25: multi-select (array) fields are dropped (they cannot be
+/// asked), titled single-select (`oneOf` of consts) becomes `enum` + `enumNames`, and
+/// `default` stays only on booleans.
+fn downgrade_form_schema(schema: &mut Object) {
+    let mut dropped = Vec::new();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.retain(|name, prop| {
+            let keep = prop.get("type").and_then(Value::as_str) != Some("array");
+            if !keep {
+                dropped.push(name.clone());
+            }
+            keep
+        });
+        for prop in properties.values_mut() {
+            let Value::Object(prop) = prop else { continue };
+            if let Some(Value::Array(options)) = prop.remove("oneOf") {
+                let values: Vec<Value> = options.iter().filter_map(|o| o.get("const").cloned()).collect();
+                let names: Vec<Value> =
+                    options.iter().map(|o| o.get("title").cloned().unwrap_or(Value::Null)).collect();
+                prop.insert("enum".into(), Value::Array(values));
+                if names.iter().all(Value::is_string) {
+                    prop.insert("enumNames".into(), Value::Array(names));
+                }
+            }
+            if prop.get("type").and_then(Value::as_str) != Some("boolean") {
+                prop.remove("default");
+            }
+        }
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|r| !dropped.iter().any(|d| d == r)));
     }
 }
 
@@ -304,6 +346,23 @@ mod tests {
         assert_eq!(r["ttlMs"], 0);
         assert_eq!(r["cacheScope"], "private");
         assert_eq!(r["_meta"][meta_keys::SERVER_INFO]["name"], "s");
+    }
+
+    #[test]
+    fn form_schemas_lose_what_2025_06_18_lacks() {
+        let mut p = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "multi": {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+            "titled": {"type": "string", "oneOf": [{"const": "v1", "title": "One"}]},
+            "name": {"type": "string", "default": "x"},
+            "ok": {"type": "boolean", "default": true}
+        }, "required": ["multi", "name"]}});
+        shape_server_request_params("elicitation/create", &mut p, V::V2025_06_18);
+        let schema = &p["requestedSchema"];
+        assert!(schema["properties"].get("multi").is_none());
+        assert_eq!(schema["properties"]["titled"], json!({"type": "string", "enum": ["v1"], "enumNames": ["One"]}));
+        assert!(schema["properties"]["name"].get("default").is_none());
+        assert_eq!(schema["properties"]["ok"]["default"], true);
+        assert_eq!(schema["required"], json!(["name"]));
     }
 
     #[test]
