@@ -6,11 +6,14 @@
 //! - [`stdio`]: newline-delimited frames over any `AsyncRead`/`AsyncWrite` pair, the process's
 //!   own stdin/stdout among them, with a bound on the size of a frame.
 //! - [`memory`]: a connected pair of in-memory connections, for tests and embedding.
+//! - [`http`]: MCP over HTTP as a client: Streamable HTTP in both eras and HTTP+SSE, with
+//!   transport and era detection, session handling and stream resumption.
 //! - [`child`]: a server run as a child process, over its stdin/stdout, with its stderr
 //!   logged and the specification's close sequence (stdin EOF, SIGTERM, SIGKILL).
 #![deny(missing_docs)]
 
 pub mod child;
+pub mod http;
 pub mod memory;
 pub mod stdio;
 
