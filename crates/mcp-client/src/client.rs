@@ -34,6 +34,8 @@ pub type NotificationCallback = Arc<dyn Fn(&ServerNotification) + Send + Sync>;
 pub(crate) struct Config {
     pub(crate) info: Implementation,
     pub(crate) pinned: Option<ProtocolVersion>,
+    /// With a pinned legacy revision: accept another legacy revision the server answers.
+    pub(crate) accept_negotiated: bool,
     pub(crate) request_timeout: Duration,
     pub(crate) probe_timeout: Duration,
     pub(crate) close_grace: Duration,
@@ -117,6 +119,7 @@ impl Client {
             config: Config {
                 info: Implementation::new(name, version),
                 pinned: None,
+                accept_negotiated: false,
                 request_timeout: Duration::from_secs(60),
                 probe_timeout: Duration::from_secs(3),
                 close_grace: Duration::from_secs(5),
@@ -174,6 +177,13 @@ impl ClientBuilder {
     /// default), the revision is detected.
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.config.pinned = Some(version);
+        self
+    }
+
+    /// With a pinned legacy revision, accepts whatever legacy revision the server answers
+    /// `initialize` with (the specification's negotiation: the pinned one is only offered).
+    pub fn accept_negotiated(mut self, accept: bool) -> Self {
+        self.config.accept_negotiated = accept;
         self
     }
 

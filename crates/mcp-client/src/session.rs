@@ -273,9 +273,25 @@ impl ClientSession {
     async fn negotiate(&self) -> Result<(), ClientError> {
         let config = self.config();
         match config.pinned {
-            Some(v) if !v.is_modern() => self.initialize(v, true).await,
+            Some(v) if !v.is_modern() => self.initialize(v, !config.accept_negotiated).await,
             Some(v) => {
-                let discovered = self.discover_as(v, config.request_timeout, true).await?;
+                let discovered = match self.discover_as(v, config.request_timeout, true).await {
+                    // -32022 naming the pinned version among the supported ones: try once more
+                    // (a server may refuse a first request it cannot yet place).
+                    Err(e) if e.code() == Some(mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION) => {
+                        let supported = e
+                            .error_object()
+                            .and_then(|o| o.data.as_ref())
+                            .and_then(|d| d.get("supported"))
+                            .and_then(Value::as_array)
+                            .is_some_and(|s| s.iter().any(|x| x.as_str() == Some(v.as_str())));
+                        if !supported {
+                            return Err(e);
+                        }
+                        self.discover_as(v, config.request_timeout, true).await?
+                    }
+                    other => other?,
+                };
                 if self.pick_modern(discovered.supported_versions.iter().map(String::as_str)).is_none() {
                     return Err(ClientError::Negotiation(format!(
                         "the server supports {:?}, not the pinned {v}",

@@ -286,13 +286,17 @@ async fn drive(shared: Arc<Shared>, mut outgoing: mpsc::Receiver<String>) {
         if msg.method.as_deref() == Some("initialize") {
             shared.state().initialize = Some(frame.clone());
         }
+        if !is_request {
+            // Notifications and responses go in order: `notifications/initialized` must reach
+            // the server before the requests that follow it.
+            send(&shared, frame, msg, true).await;
+            continue;
+        }
         let task_shared = shared.clone();
         let id = msg.id.clone();
         let task = tokio::spawn(async move { send(&task_shared, frame, msg, true).await });
-        if is_request {
-            if let Some(id) = id {
-                shared.state().in_flight.insert(id, task.abort_handle());
-            }
+        if let Some(id) = id {
+            shared.state().in_flight.insert(id, task.abort_handle());
         }
     }
     shared.closed.cancel();
@@ -375,7 +379,10 @@ async fn send(shared: &Arc<Shared>, frame: String, msg: Peeked, may_retry: bool)
         }
     }
     if method == "notifications/initialized" && status.is_success() {
-        start_get_stream(shared.clone());
+        // Opened before anything else is sent, so that the server sees it as the session's
+        // standalone stream and not as a resumption of a request's stream.
+        let opened = start_get_stream(shared.clone());
+        let _ = tokio::time::timeout(shared.options.connect_timeout, opened).await;
     }
     let is_sse = response
         .headers()
@@ -506,20 +513,23 @@ async fn reinitialize(shared: &Arc<Shared>) -> bool {
     let ok =
         shared.http.post(shared.url.clone()).headers(h).body(note).send().await.is_ok_and(|r| r.status().is_success());
     if ok {
-        start_get_stream(shared.clone());
+        let _ = tokio::time::timeout(shared.options.connect_timeout, start_get_stream(shared.clone())).await;
     }
     ok
 }
 
-/// Opens the standalone GET stream of a legacy session, resuming it when it breaks.
-fn start_get_stream(shared: Arc<Shared>) {
+/// Opens the standalone GET stream of a legacy session, resuming it when it breaks. The
+/// returned receiver fires once the first GET has been answered (or failed).
+fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Receiver<()> {
+    let (opened_tx, opened) = tokio::sync::oneshot::channel();
     {
         let mut st = shared.state();
         if st.get_stream_open || st.session.is_none() {
-            return;
+            return opened;
         }
         st.get_stream_open = true;
     }
+    let mut opened_tx = Some(opened_tx);
     tokio::spawn(async move {
         let mut last_id: Option<String> = None;
         let mut retry = Duration::from_millis(1000);
@@ -544,6 +554,9 @@ fn start_get_stream(shared: Arc<Shared>) {
                 r = shared.http.get(shared.url.clone()).headers(h).send() => r,
                 _ = shared.closed.cancelled() => break,
             };
+            if let Some(tx) = opened_tx.take() {
+                let _ = tx.send(());
+            }
             match response {
                 Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => break,
                 Ok(r) if r.status().is_success() => {
@@ -578,6 +591,7 @@ fn start_get_stream(shared: Arc<Shared>) {
         }
         shared.state().get_stream_open = false;
     });
+    opened
 }
 
 /// Opens an HTTP+SSE (2024-11-05) event stream at the URL; `true` once its `endpoint`

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite against our conformance client (target/release/conformance-client),
+# client side: suite 0.1.16, and suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25.
+# Authorization scenarios (auth/*) are left out: the OAuth client is not written yet.
+#
+#   tests/conformance/client.sh
+# Env: CONFORMANCE_CLIENT (default target/release/conformance-client)
+# Exits non-zero if any run has a failing scenario.
+set -uo pipefail
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+client=${CONFORMANCE_CLIENT:-target/release/conformance-client}
+runner=../shared/tools/conformance.sh
+[[ -f $runner ]] || runner=tests/conformance/conformance.sh
+[[ -f $runner ]] || { echo "conformance runner not found" >&2; exit 2; }
+[[ -x $client ]] || { echo "$client not built (cargo build --release)" >&2; exit 2; }
+
+failed=0
+run() {
+  echo "==> conformance client: $*"
+  env CONFORMANCE_SKIP='auth/*' "$@" bash "$runner" client "$client" || failed=$((failed + 1))
+}
+run CONFORMANCE_VERSION=0.1.16
+run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2026-07-28
+run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2025-11-25
+echo "conformance client: $failed run(s) failed"
+exit $((failed > 0))
