@@ -200,16 +200,26 @@ async fn respond_resumable(
     // A hint to close the stream (SEP-1699) means an SSE stream at once, if the client resumes.
     let resumable = sse_ok && session.polls();
     let mut close_hint = false;
+    let deadline = tokio::time::Instant::now() + inner.config.request_timeout;
     let first = loop {
-        match rx.recv().await {
-            Some(f) if f == CLOSE_STREAM_HINT => {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(f)) if f == CLOSE_STREAM_HINT => {
                 if resumable {
                     close_hint = true;
                     break None;
                 }
             }
-            Some(f) => break Some(f),
-            None => return reply::json_response(StatusCode::ACCEPTED, String::new(), &headers),
+            Ok(Some(f)) => break Some(f),
+            Ok(None) => return reply::json_response(StatusCode::ACCEPTED, String::new(), &headers),
+            Err(_) => {
+                // Too slow to start answering: cancel it in the session, and say so.
+                if let Expect::Response(id) = &expect {
+                    let cancel = serde_json::json!({"requestId": id, "reason": "timed out"});
+                    let note = mcp_protocol::jsonrpc::encode_notification("notifications/cancelled", Some(&cancel));
+                    let _ = session.inbound.send(Ok(Frame::new(note))).await;
+                }
+                return reply::timeout_response(&expect, &headers);
+            }
         }
     };
     if let Some(first) = &first {

@@ -61,6 +61,9 @@ pub struct HttpConfig {
     pub get_stream: bool,
     /// The reconnection delay announced to 2025-11-25 clients (SSE `retry`).
     pub sse_retry: Duration,
+    /// How long a request may go without a first message (its answer, or a progress or log
+    /// message that starts its SSE stream) before it is answered 504 and cancelled.
+    pub request_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -75,6 +78,7 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             get_stream: true,
             sse_retry: Duration::from_millis(1000),
+            request_timeout: Duration::from_secs(300),
         }
     }
 }

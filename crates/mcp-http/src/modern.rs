@@ -77,6 +77,7 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         modern: true,
         cancel_on_close: Some(cancel.clone()),
         keep_alive: inner.config.keep_alive,
+        first_frame_timeout: inner.config.request_timeout,
         headers: Vec::new(),
     };
     let server = inner.server.clone();

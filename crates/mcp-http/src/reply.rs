@@ -105,6 +105,9 @@ pub(crate) struct Plan {
     pub(crate) cancel_on_close: Option<CancellationToken>,
     /// Comment lines on a quiet SSE stream.
     pub(crate) keep_alive: Duration,
+    /// How long the first message (the answer, or a related message that starts an SSE
+    /// stream) may take before the request is answered 504 (and cancelled).
+    pub(crate) first_frame_timeout: Duration,
     /// Extra headers (a session id).
     pub(crate) headers: Vec<(header::HeaderName, HeaderValue)>,
 }
@@ -146,6 +149,16 @@ fn sse_response(body: Body, headers: &[(header::HeaderName, HeaderValue)]) -> Re
     r
 }
 
+/// The answer to a request that took too long to start answering.
+pub(crate) fn timeout_response(expect: &Expect, headers: &[(header::HeaderName, HeaderValue)]) -> Response {
+    let id = match expect {
+        Expect::Response(id) => Some(id),
+        Expect::Batch => None,
+    };
+    let error = mcp_protocol::ErrorObject::internal("the request timed out");
+    json_response(StatusCode::GATEWAY_TIMEOUT, mcp_protocol::jsonrpc::encode_error(id, &error), headers)
+}
+
 /// Builds the response from the frames on `rx`.
 pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Response {
     let mut guard = CancelGuard(plan.cancel_on_close.clone());
@@ -154,14 +167,17 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
         _ => StatusCode::OK,
     };
     // A stateless request cannot be resumed: hints to close its stream are ignored.
+    let deadline = tokio::time::Instant::now() + plan.first_frame_timeout;
     let first = loop {
-        match rx.recv().await {
-            Some(f) if f == mcp_transport::CLOSE_STREAM_HINT => continue,
-            Some(f) => break f,
-            None => {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(f)) if f == mcp_transport::CLOSE_STREAM_HINT => continue,
+            Ok(Some(f)) => break f,
+            Ok(None) => {
                 guard.0 = None;
                 return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
             }
+            // The guard cancels the request as it drops.
+            Err(_) => return timeout_response(&plan.expect, &plan.headers),
         }
     };
     let kind = classify(&first, &plan.expect);

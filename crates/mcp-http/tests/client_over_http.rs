@@ -158,3 +158,46 @@ async fn unreachable_server_fails_fast() {
     let r = tokio::time::timeout(WAIT, client(None).connect(conn)).await.expect("no hang");
     assert!(r.is_err());
 }
+
+#[tokio::test]
+async fn slow_requests_are_answered_504_and_cancelled() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let server = mcp_server::Server::builder("slow", "1").build();
+    let dropped = Arc::new(AtomicBool::new(false));
+    struct OnDrop(Arc<AtomicBool>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = dropped.clone();
+    server.add_tool(mcp_protocol::types::Tool::new("slow", "sleeps", json!({"type": "object"})), move |_, _| {
+        let guard = OnDrop(flag.clone());
+        async move {
+            let _guard = guard;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(mcp_protocol::types::CallToolResult::text("late"))
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig { request_timeout: Duration::from_millis(200), ..HttpConfig::default() };
+    let http = McpHttp::new(server, config);
+    tokio::spawn(async move {
+        let _ = http.serve(listener).await;
+    });
+    for pin in [None, Some(ProtocolVersion::V2025_06_18)] {
+        dropped.store(false, Ordering::SeqCst);
+        let session = connect(&format!("http://{addr}/mcp"), pin, HttpMode::Auto).await;
+        let err = session.call_tool("slow", json!({})).await.unwrap_err();
+        assert!(err.to_string().contains("timed out"), "{pin:?}: {err}");
+        for _ in 0..100 {
+            if dropped.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(dropped.load(Ordering::SeqCst), "{pin:?}: the handler was cancelled");
+        session.close().await.unwrap();
+    }
+}
