@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against our conformance client (target/release/conformance-client),
 # client side: suite 0.1.16, and suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25.
-# Authorization scenarios (auth/*) are left out: the OAuth client is not written yet.
+# Every scenario runs, the authorization ones (auth/*, OAuth 2.1 through mcp-auth) included.
 #
 #   tests/conformance/client.sh
 # Env: CONFORMANCE_CLIENT (default target/release/conformance-client)
@@ -17,7 +17,7 @@ runner=../shared/tools/conformance.sh
 failed=0
 run() {
   echo "==> conformance client: $*"
-  env CONFORMANCE_SKIP='auth/*' "$@" bash "$runner" client "$client" || failed=$((failed + 1))
+  env "$@" bash "$runner" client "$client" || failed=$((failed + 1))
 }
 run CONFORMANCE_VERSION=0.1.16
 run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2026-07-28

@@ -5,13 +5,16 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (suite 0.2) and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT`. Each scenario does what a real client would do in that
 //! situation, through the library's client runtime and HTTP transport. Authorization
-//! scenarios (`auth/*`) are not implemented yet: they exit with an error saying so.
+//! scenarios (`auth/*`) run the OAuth client of `mcp-auth` (headless: the mock
+//! authorization server approves at once) and then list tools and call `test-tool`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context as _, Result};
+use anyhow::{anyhow, Context as _, Result};
+use mcp_auth::{ClientAuthMethod, ClientCredentials, Grant, IdJagExchange, OAuthClient, OAuthConfig, StaticAssertion};
 use mcp_client::{Client, ClientSession};
 use mcp_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitParams, ElicitResult, JsonObject, Role, SamplingContent,
@@ -82,7 +85,7 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or(Value::Null);
     if scenario.starts_with("auth/") {
-        bail!("authorization scenarios are not implemented yet ({scenario})");
+        return authorized(scenario, url, version, &context).await;
     }
     let session = connect(url, version, scenario).await?;
     match scenario {
@@ -163,6 +166,62 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
     Ok(())
 }
 
+/// The client identity the suite expects when it can use a client ID metadata document.
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client for an `auth/*` scenario, from its context (`MCP_CONFORMANCE_CONTEXT`).
+fn oauth_client(scenario: &str, url: &str, version: Option<ProtocolVersion>, context: &Value) -> Result<OAuthClient> {
+    let mut config = OAuthConfig::new("mcp-rs-conformance-client", "http://localhost:3000/callback");
+    config.client_metadata_url = Some(CIMD_URL.into());
+    config.protocol_version = version.map(|v| v.to_string());
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(client_id) = text("client_id") {
+        let mut credentials = ClientCredentials::new(client_id);
+        credentials.client_secret = text("client_secret");
+        credentials.issuer = text("issuer");
+        if let Some(pem) = text("private_key_pem") {
+            let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            credentials = credentials.private_key(pem, alg);
+        }
+        if scenario.starts_with("auth/client-credentials") {
+            config.grant = Grant::ClientCredentials;
+            if credentials.client_secret.is_some() {
+                credentials = credentials.auth_method(ClientAuthMethod::ClientSecretBasic);
+            }
+        }
+        if let (Some(endpoint), Some(id_token)) = (text("idp_token_endpoint"), text("idp_id_token")) {
+            // Enterprise-managed authorization: an ID-JAG from the identity provider.
+            let exchange = IdJagExchange::new(endpoint, id_token);
+            let exchange = match text("idp_client_id") {
+                Some(id) => exchange.client(id, None),
+                None => exchange,
+            };
+            config.grant = Grant::JwtBearer;
+            config.assertion_source = Some(Arc::new(exchange));
+        } else if let Some(jwt) = text("valid_jwt") {
+            // Workload identity federation: the platform's token is the assertion.
+            config.grant = Grant::JwtBearer;
+            config.assertion_source = Some(Arc::new(StaticAssertion(jwt)));
+        }
+        config.credentials.push(credentials);
+    }
+    Ok(OAuthClient::new(url, config)?)
+}
+
+/// An `auth/*` scenario: connect with the OAuth client, list the tools and call `test-tool`
+/// (the scope step-up scenarios need a call that requires more scopes than listing).
+async fn authorized(scenario: &str, url: &str, version: Option<ProtocolVersion>, context: &Value) -> Result<()> {
+    let oauth = oauth_client(scenario, url, version, context)?;
+    let options = HttpOptions { auth: Some(Arc::new(oauth)), ..HttpOptions::default() };
+    let session = client(version, scenario).connect(http::connect(url, options)?).await.context("connecting")?;
+    let tools = session.list_all_tools().await.context("listing tools")?;
+    if let Some(tool) = tools.iter().find(|t| t.name == "test-tool").or(tools.first()) {
+        session.call_tool(tool.name.clone(), json!({})).await.context("calling a tool")?;
+    }
+    session.close().await?;
+    Ok(())
+}
+
 /// SEP-2322: the client keeps `requestState` byte for byte, uses a new id for each retry,
 /// may make unrelated calls between rounds, and treats a missing `resultType` as complete.
 async fn mrtr_request_state(session: &ClientSession) -> Result<()> {
@@ -188,7 +247,7 @@ async fn mrtr_request_state(session: &ClientSession) -> Result<()> {
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
-    let Some(url) = std::env::args().last().filter(|a| a.starts_with("http")) else {
+    let Some(url) = std::env::args().next_back().filter(|a| a.starts_with("http")) else {
         eprintln!("usage: conformance-client URL (with MCP_CONFORMANCE_SCENARIO set)");
         return ExitCode::from(2);
     };

@@ -2,4 +2,6 @@
 //! run it in memory), and the pieces of the command-line interface.
 #![deny(missing_docs)]
 
+pub mod cli;
+pub mod proxy;
 pub mod reference;

@@ -1,19 +1,43 @@
 //! `mcp`: the Model Context Protocol command-line tool.
 
+use mcp_cli::cli::ClientCommand;
 use mcp_cli::reference;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// The Model Context Protocol tool: a reference server, and (soon) a client and a bridge.
+/// The Model Context Protocol tool: talk to any MCP server from the shell, or run the
+/// reference server.
 #[derive(Parser)]
-#[command(name = "mcp", version, about, after_help = "Example:\n  mcp serve          # the reference server on stdio")]
+#[command(name = "mcp", version, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+const AFTER_HELP: &str = "\
+Examples:
+  mcp list \"npx -y @modelcontextprotocol/server-everything\"
+  mcp call \"mcp serve\" add a=1 b=2
+  mcp info my-server                 # a server named in an mcpServers config
+  mcp serve                          # the reference server on stdio
+  mcp proxy \"mcp serve\" --http 3000  # any server, served again over HTTP (or --stdio)
+
+TARGET is one of:
+  a URL            http(s)://host/mcp (Streamable HTTP or HTTP+SSE, era detected)
+  a server name    from an mcpServers config: --config FILE, or the first of ./.mcp.json,
+                   ./mcp.json, ~/.config/mcp/mcp.json, Claude Desktop's
+                   claude_desktop_config.json, ~/.cursor/mcp.json, ./.vscode/mcp.json
+                   that names it
+  a command line   quoted, run as a child process over stdio
+
+Exit codes:
+  0 ok   1 the tool reported an error   2 usage or bad argument
+  3 connection failure   4 protocol error   5 timeout   130 interrupted";
+
+// Parsed once, then taken apart: the size of a variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the reference server (every MCP feature) on stdio.
@@ -30,6 +54,29 @@ enum Command {
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
     },
+    /// Serve any MCP server again, on stdio or HTTP, translating transports and eras.
+    #[command(
+        after_help = "Examples:\n  mcp proxy \"npx -y @modelcontextprotocol/server-everything\" --http 127.0.0.1:3000\n  mcp proxy http://127.0.0.1:3000/mcp --stdio"
+    )]
+    Proxy {
+        /// The server: a quoted command line, a server name from an mcpServers config, or an
+        /// http(s) URL.
+        target: String,
+        /// Serve Streamable HTTP (both eras, at /mcp) and HTTP+SSE (at /sse) on this address.
+        #[arg(long, value_name = "ADDR", conflicts_with = "stdio", required_unless_present = "stdio")]
+        http: Option<String>,
+        /// Serve on this process's stdin/stdout.
+        #[arg(long)]
+        stdio: bool,
+        /// Host names accepted in Host/Origin headers besides the loopback names (repeatable).
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+        /// How to reach the upstream server.
+        #[command(flatten)]
+        connect: mcp_cli::cli::args::ConnectOptions,
+    },
+    #[command(flatten)]
+    Client(ClientCommand),
 }
 
 fn init_tracing() {
@@ -40,7 +87,26 @@ fn init_tracing() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    match Cli::parse().command {
+        // The client commands set up their own diagnostics (the -v trace).
+        Command::Client(client) => mcp_cli::cli::run(client),
+        Command::Serve { http, allow_hosts } => with_runtime(|rt| match http {
+            Some(addr) => rt.block_on(serve_http(&addr, allow_hosts)),
+            None => rt.block_on(serve_stdio()),
+        }),
+        Command::Proxy { target, http, stdio: _, allow_hosts, connect } => {
+            let listen = match http {
+                Some(addr) => mcp_cli::proxy::Listen::Http { addr, allow_hosts },
+                None => mcp_cli::proxy::Listen::Stdio,
+            };
+            with_runtime(|rt| rt.block_on(mcp_cli::proxy::run(&target, &connect, listen, terminated())))
+        }
+    }
+}
+
+/// Runs `f` on a multi-threaded runtime with diagnostics on stderr, then shuts the runtime
+/// down without waiting on a blocking read of stdin (which cannot be interrupted).
+fn with_runtime(f: impl FnOnce(&tokio::runtime::Runtime) -> ExitCode) -> ExitCode {
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -49,15 +115,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
-        Command::Serve { http: Some(addr), allow_hosts } => runtime.block_on(serve_http(&addr, allow_hosts)),
-        Command::Serve { http: None, .. } => {
-            let code = runtime.block_on(serve_stdio());
-            // A blocking read of stdin cannot be interrupted: after SIGTERM, do not wait for it.
-            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-            code
-        }
-    }
+    let code = f(&runtime);
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
 }
 
 async fn serve_stdio() -> ExitCode {

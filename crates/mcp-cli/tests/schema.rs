@@ -14,9 +14,9 @@
 //! 3. **The scripted client**: drives `reference::server()` over `memory::pair()`, answers
 //!    the server's own requests (sampling, elicitation, roots) and records every message the
 //!    server sends. Every wait is bounded.
-//! 4. **Scenarios**: the legacy session (2024-11-05 .. 2025-11-25) and the stateless
-//!    2026-07-28 session, each touching every method, tool, resource and prompt, with a few
-//!    semantic checks on the way.
+//! 4. **Scenarios**: the legacy session (2024-11-05 .. 2025-11-25; 2025-11-25 adds the
+//!    task scenario) and the stateless 2026-07-28 session, each touching every method, tool,
+//!    resource and prompt, with a few semantic checks on the way.
 //! 5. **Tests**: one per revision, plus checks of the strict rewrite itself.
 //!
 //! The official schemas carry no `examples` keyword in any revision, so there is nothing to
@@ -402,6 +402,10 @@ fn result_def(method: &str) -> Option<&'static str> {
         "completion/complete" => "CompleteResult",
         "server/discover" => "DiscoverResult",
         "subscriptions/listen" => "SubscriptionsListenResult",
+        "tasks/get" => "GetTaskResult",
+        "tasks/result" => "GetTaskPayloadResult",
+        "tasks/list" => "ListTasksResult",
+        "tasks/cancel" => "CancelTaskResult",
         _ => return None,
     })
 }
@@ -549,8 +553,12 @@ fn classify(rev: &Revision, msg: &Value, sent: &HashMap<String, String>) -> Resu
             let key = id.map(|i| i.to_string()).unwrap_or_default();
             let method =
                 sent.get(&key).ok_or_else(|| format!("a response to id {key}, which the client never sent"))?;
-            let def =
+            let mut def =
                 result_def(method).ok_or_else(|| format!("a result for {method}, which has no result mapping"))?;
+            // 2025-11-25: a task-augmented `tools/call` answers with the task it created.
+            if method == "tools/call" && result.get("task").is_some() {
+                def = "CreateTaskResult";
+            }
             // 2026-07-28 multi-round requests: an `input_required` result instead of the final one.
             let input_required = rev.is_modern() && result.get("resultType") == Some(&json!("input_required"));
             if input_required && !MULTI_ROUND.contains(&method.as_str()) {
@@ -562,6 +570,10 @@ fn classify(rev: &Revision, msg: &Value, sent: &HashMap<String, String>) -> Resu
                 Check::new(result_def, result.clone(), "the result"),
                 Check::new(envelope, msg.clone(), "the JSON-RPC envelope"),
             ];
+            // `tasks/result` returns what the task's request returned: a `CallToolResult` here.
+            if method == "tasks/result" {
+                checks.push(Check::new("CallToolResult", result.clone(), "the task's tool result"));
+            }
             let typed_envelope = format!("{def}Response");
             if rev.has(&typed_envelope) {
                 checks.push(Check { def: typed_envelope, instance: msg.clone(), part: "the typed response envelope" });
@@ -950,6 +962,7 @@ fn tool_args(name: &str, input_schema: &Value) -> Value {
         "add" => json!({"a": 2, "b": 3}),
         "test_sampling" => json!({"prompt": "Say hi"}),
         "test_elicitation" => json!({"message": "Who are you?"}),
+        "slow_compute" => json!({"seconds": 0.05, "label": "schema"}),
         "json_schema_2020_12_tool" => {
             json!({"name": "n", "address": {"street": "1 Main St", "city": "Springfield"}})
         }
@@ -964,6 +977,12 @@ const PLAIN_PROMPTS: [&str; 4] = [
     "test_prompt_with_embedded_resource",
     "test_prompt_with_image",
 ];
+
+/// The reference tools that only run as tasks.
+const TASK_REQUIRED: [&str; 3] = ["test_task_required", "failing_job", "test_tool_with_task"];
+
+/// The reference tools that fail with a JSON-RPC error by design (a task-failure fixture).
+const PROTOCOL_ERROR_TOOLS: [&str; 1] = ["protocol_error_job"];
 
 /// Tools that cannot run without the client's sampling capability.
 const NEEDS_SAMPLING: [&str; 2] = ["test_sampling", "test_missing_capability"];
@@ -1018,6 +1037,19 @@ impl Client {
                 }
                 // Then declaring what this client can answer, through every input round.
                 extra.push((meta_keys::CLIENT_CAPABILITIES, modern_capabilities()));
+            }
+            if TASK_REQUIRED.contains(&name.as_str()) && self.rev >= "2025-11-25" {
+                // Only as a task: 2025-11-25 refuses a plain call (-32601); 2026-07-28 names the
+                // extension this client did not declare (-32021). Earlier revisions have no
+                // tasks, and the tool simply runs.
+                let code = if self.modern() { -32021 } else { -32601 };
+                self.fails("tools/call", self.params(call, &extra), code, "calling a task-only tool plainly").await;
+                continue;
+            }
+            if PROTOCOL_ERROR_TOOLS.contains(&name.as_str()) {
+                self.fails("tools/call", self.params(call, &extra), -32603, "a tool failing with a protocol error")
+                    .await;
+                continue;
             }
             let since = self.received.len();
             let result = self.ok("tools/call", self.params(call, &extra)).await;
@@ -1138,6 +1170,57 @@ impl Client {
         .await;
     }
 
+    /// The 2025-11-25 task scenario: a task-augmented call with progress, polling, the
+    /// outcome, status notifications, a task that asks the user, listing, cancellation and
+    /// the errors of each.
+    async fn tasks(&mut self) {
+        let since = self.received.len();
+        let call = json!({
+            "name": "test_long_running_task",
+            "arguments": {"steps": 3, "delayMs": 30},
+            "task": {"ttl": 60000},
+            "_meta": {(meta_keys::PROGRESS_TOKEN): "task-progress"}
+        });
+        let created = self.ok("tools/call", call).await;
+        let task = created["task"].clone();
+        self.expect(task["status"] == "working" && task["ttl"] == 60000, || format!("created {created}"));
+        let id = task["taskId"].clone();
+        self.ok("tasks/get", json!({"taskId": id})).await;
+        let result = self.ok("tasks/result", json!({"taskId": id})).await;
+        self.expect(first_text(&result) == Some("Counted to 3."), || format!("tasks/result gave {result}"));
+        self.expect(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == id, || {
+            format!("tasks/result without its related-task: {result}")
+        });
+        let seen = self.wait_for_all(since, &["notifications/tasks/status", "notifications/progress"]).await;
+        self.expect(seen.iter().any(|n| n["params"]["status"] == "completed"), || format!("status notes: {seen:?}"));
+        let done = self.ok("tasks/get", json!({"taskId": id})).await;
+        self.expect(done["status"] == "completed", || format!("after the result: {done}"));
+
+        // The task-only tool, as a task; a tool that asks the user while it runs as one.
+        for name in ["test_task_required", "test_task_elicitation"] {
+            let created = self.ok("tools/call", json!({"name": name, "task": {}})).await;
+            let id = created["task"]["taskId"].clone();
+            let result = self.ok("tasks/result", json!({"taskId": id})).await;
+            self.expect(result.get("content").is_some(), || format!("{name} as a task gave {result}"));
+        }
+        let list = self.ok("tasks/list", json!({})).await;
+        let listed = list["tasks"].as_array().map_or(0, Vec::len);
+        self.expect(listed == 3, || format!("tasks/list lists {listed} tasks, not 3: {list}"));
+
+        // Cancellation, and what cannot be done with a cancelled task.
+        let call = json!({"name": "test_long_running_task", "arguments": {"steps": 100, "delayMs": 50}, "task": {}});
+        let created = self.ok("tools/call", call).await;
+        let id = created["task"]["taskId"].clone();
+        let cancelled = self.ok("tasks/cancel", json!({"taskId": id})).await;
+        self.expect(cancelled["status"] == "cancelled", || format!("tasks/cancel gave {cancelled}"));
+        self.fails("tasks/cancel", json!({"taskId": id}), -32602, "cancelling a cancelled task").await;
+        self.fails("tasks/result", json!({"taskId": id}), -32602, "the result of a cancelled task").await;
+        self.fails("tasks/get", json!({"taskId": "no-such-task"}), -32602, "an unknown task").await;
+        self.fails("tasks/list", json!({"cursor": "not-a-cursor"}), -32602, "listing tasks from a bad cursor").await;
+        let echo = json!({"name": "echo", "arguments": {"text": "x"}, "task": {}});
+        self.fails("tools/call", echo, -32601, "a task-augmented call of a tool without task support").await;
+    }
+
     /// Changes the server's lists, so that list_changed notifications go out.
     fn change_lists(&self) {
         self.server
@@ -1191,6 +1274,13 @@ async fn legacy_session(rev: &'static str) -> Transcript {
     c.expect(updated[0]["params"]["uri"] == WATCHED, || format!("resources/updated for the wrong URI: {}", updated[0]));
     c.ok("resources/unsubscribe", json!({"uri": WATCHED})).await;
 
+    if rev == "2025-11-25" {
+        c.tasks().await;
+    } else {
+        c.fails("tasks/list", json!({}), -32601, "tasks/list before 2025-11-25").await;
+        c.fails("tasks/get", json!({"taskId": "t"}), -32601, "tasks/get before 2025-11-25").await;
+    }
+
     let since = c.received.len();
     c.change_lists();
     c.wait_for_all(since, &LIST_CHANGED).await;
@@ -1208,6 +1298,12 @@ async fn modern_session() -> Transcript {
     });
 
     c.exercise().await;
+
+    // Tasks are an extension in 2026-07-28: this client does not declare it (so nothing of
+    // it is emitted), and the methods 2025-11-25 had and the extension dropped do not exist.
+    c.fails("tasks/get", c.params(json!({"taskId": "t"}), &[]), -32021, "tasks/get without the extension").await;
+    c.fails("tasks/result", c.params(json!({"taskId": "t"}), &[]), -32601, "tasks/result in 2026-07-28").await;
+    c.fails("tasks/list", c.params(json!({}), &[]), -32601, "tasks/list in 2026-07-28").await;
 
     // A listen stream with every filter, changes while it is open, then its cancellation.
     let filter = json!({
@@ -1419,6 +1515,32 @@ fn strict_schemas_reject_members_a_revision_lacks() {
                 "[{}] `{def}` was left open by the strict rewrite",
                 rev.name
             );
+        }
+    }
+}
+
+/// Task messages are held to the 2025-11-25 shape: the 2026 extension's names (`ttlMs`,
+/// inline `result`) are refused where 2025-11-25 defines a closed `Task`, and no other
+/// revision has task definitions at all.
+#[test]
+fn task_shapes_are_checked() {
+    let r11 = Revision::load("2025-11-25");
+    let task = json!({"taskId": "t", "status": "working", "createdAt": "2025-11-25T10:30:00.000Z",
+        "lastUpdatedAt": "2025-11-25T10:30:00.000Z", "ttl": 60000, "pollInterval": 500});
+    r11.check("CreateTaskResult", &json!({"task": task})).unwrap();
+    let mut modern_names = task.clone();
+    modern_names["ttlMs"] = modern_names["ttl"].take();
+    modern_names.as_object_mut().unwrap().remove("ttl");
+    assert!(!r11.strictly_valid("CreateTaskResult", &json!({"task": modern_names})));
+    let mut inline = task.clone();
+    inline["result"] = json!({"content": []});
+    assert!(!r11.strictly_valid("CreateTaskResult", &json!({"task": inline})));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task});
+    r11.check("TaskStatusNotification", &note).unwrap();
+    for rev in ["2024-11-05", "2025-03-26", "2025-06-18", MODERN] {
+        let r = Revision::load(rev);
+        for def in ["Task", "CreateTaskResult", "TaskStatusNotification", "GetTaskResult"] {
+            assert!(!r.has(def), "[{rev}] has `{def}`");
         }
     }
 }

@@ -111,7 +111,10 @@ impl ClientSession {
                 return Err(ClientError::InvalidArguments(format!("tool arguments must be a JSON object, not {other}")))
             }
         }
-        self.call_with_input("tools/call", params).await
+        let result = self.call_with_input_value("tools/call", params).await?;
+        // A 2026-07-28 server may answer with a task (the client declared the extension):
+        // followed to its end here, so that the caller gets the tool's result either way.
+        self.finish_tool_call(result).await
     }
 
     /// Calls a tool, handing its progress notifications to `on_progress`.
@@ -229,8 +232,10 @@ impl ClientSession {
         let shared = self.shared();
         let progress = self.options.progress.clone().map(|cb| shared.register_progress(cb));
         let result = self.send_request(method, params, progress.as_ref().map(|g| g.token())).await?;
-        if self.era() == Era::Modern {
-            // Validates resultType: an unknown value is an invalid result.
+        // Validates resultType: an unknown value is an invalid result (a task is known when
+        // the client declared the tasks extension).
+        let declared_task = shared.config.tasks && crate::tasks::is_task_result(&result);
+        if self.era() == Era::Modern && !declared_task {
             result_type(method, &result)?;
         }
         Ok(result)

@@ -47,6 +47,10 @@ pub(crate) struct Config {
     pub(crate) elicitation_url: bool,
     pub(crate) roots: Option<RootsHandler>,
     pub(crate) on_notification: Option<NotificationCallback>,
+    /// Declare the tasks extension (2026-07-28) and follow tasks to their end.
+    pub(crate) tasks: bool,
+    /// How long waiting for a task may take.
+    pub(crate) task_wait: Duration,
 }
 
 impl Config {
@@ -80,6 +84,11 @@ impl Config {
                     object(json!({"listChanged": true}))
                 }
             }),
+            // 2026-07-28: tasks are an extension the client declares on every request. (The
+            // 2025-11-25 `tasks` capability describes a client that runs tasks for the server,
+            // which this one does not: requesting tasks needs no capability there.)
+            extensions: (self.tasks && version.is_modern())
+                .then(|| object(json!({ mcp_protocol::types::TASKS_EXTENSION: {} }))),
             ..ClientCapabilities::default()
         }
     }
@@ -131,6 +140,8 @@ impl Client {
                 elicitation_url: true,
                 roots: None,
                 on_notification: None,
+                tasks: false,
+                task_wait: Duration::from_secs(300),
             },
         }
     }
@@ -283,6 +294,25 @@ impl ClientBuilder {
         F: Fn(&ServerNotification) + Send + Sync + 'static,
     {
         self.config.on_notification = Some(Arc::new(callback));
+        self
+    }
+
+    /// Enables tasks on 2026-07-28 servers: every request declares the
+    /// `io.modelcontextprotocol/tasks` extension, so the server may answer a `tools/call`
+    /// with a task; [`ClientSession::call_tool`] then polls the task to its end (within
+    /// [`Self::task_wait`]) and returns its result, and
+    /// [`ClientSession::call_tool_as_task`] hands the task over. (2025-11-25 tasks need no
+    /// switch: the client asks for them call by call.)
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.config.tasks = enabled;
+        self
+    }
+
+    /// How long waiting for a task's end may take (5 minutes unless set): the bound of
+    /// [`ClientSession::wait_for_task`], of `tasks/result`, and of a `call_tool` that
+    /// became a task.
+    pub fn task_wait(mut self, wait: Duration) -> Self {
+        self.config.task_wait = wait;
         self
     }
 

@@ -73,6 +73,17 @@ pub enum ClientError {
         /// What went wrong.
         detail: String,
     },
+    /// A task ended without a result: it was cancelled (or it failed without a JSON-RPC
+    /// error to report).
+    #[error("task {task_id} ended {status}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Task {
+        /// The task.
+        task_id: String,
+        /// Its terminal status.
+        status: mcp_protocol::types::TaskStatus,
+        /// The server's word on it.
+        message: Option<String>,
+    },
     /// The call's arguments cannot be sent (tool arguments that are not an object, say).
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),

@@ -49,6 +49,7 @@ mod mrtr;
 mod notification;
 mod session;
 mod shared;
+mod tasks;
 
 pub use client::{
     Client, ClientBuilder, ElicitationHandler, HandlerFuture, NotificationCallback, RootsHandler, SamplingHandler,
@@ -59,3 +60,4 @@ pub use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
 pub use mcp_transport::child::ChildCommand;
 pub use notification::ServerNotification;
 pub use session::ClientSession;
+pub use tasks::CallToolOutcome;

@@ -31,6 +31,16 @@ impl ClientSession {
         method: &str,
         params: Value,
     ) -> Result<T, ClientError> {
+        let result = self.call_with_input_value(method, params).await?;
+        if crate::tasks::is_task_result(&result) {
+            return Err(ClientError::decode(method, "a task result where none can be"));
+        }
+        decode(method, result)
+    }
+
+    /// [`Self::call_with_input`], undecoded; a `tools/call` may also end with a task
+    /// (`resultType: "task"`) when the client declared the tasks extension.
+    pub(crate) async fn call_with_input_value(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let shared = self.shared();
         let progress = self.options.progress.clone().map(|cb| shared.register_progress(cb));
         let token: Option<&ProgressToken> = progress.as_ref().map(|g| g.token());
@@ -39,8 +49,14 @@ impl ClientSession {
         let mut rounds = 0;
         loop {
             let result = self.send_request(method, Some(next), token).await?;
+            if self.era() == Era::Modern && crate::tasks::is_task_result(&result) {
+                if method == "tools/call" && shared.config.tasks {
+                    return Ok(result);
+                }
+                return Err(ClientError::decode(method, "a task result, which this request cannot have"));
+            }
             if self.era() == Era::Legacy || result_type(method, &result)? {
-                return decode(method, result);
+                return Ok(result);
             }
             if rounds >= max_rounds {
                 return Err(ClientError::InputRequired { method: method.to_owned(), rounds });

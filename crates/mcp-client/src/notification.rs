@@ -2,7 +2,7 @@
 
 use mcp_protocol::jsonrpc::Notification;
 use mcp_protocol::types::{
-    CancelledParams, LoggingMessageParams, ProgressParams, ResourceUpdatedParams, SubscriptionFilter,
+    CancelledParams, LoggingMessageParams, ProgressParams, ResourceUpdatedParams, SubscriptionFilter, Task,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -34,6 +34,8 @@ pub enum ServerNotification {
     SubscriptionsAcknowledged(SubscriptionFilter),
     /// `notifications/cancelled` from the server.
     Cancelled(CancelledParams),
+    /// `notifications/tasks/status` (2025-11-25): a task's new state.
+    TaskStatus(Box<Task>),
     /// Any other notification, as received.
     Other(Notification),
 }
@@ -65,6 +67,7 @@ impl ServerNotification {
                 .and_then(|f| serde_json::from_value(f.clone()).ok())
                 .map(Self::SubscriptionsAcknowledged),
             "notifications/cancelled" | "$/cancelRequest" => parse(&n.params).map(Self::Cancelled),
+            "notifications/tasks/status" => parse::<Task>(&n.params).map(|t| Self::TaskStatus(Box::new(t))),
             _ => None,
         };
         decoded.unwrap_or(Self::Other(n))
@@ -82,6 +85,7 @@ impl ServerNotification {
             Self::ElicitationComplete { .. } => "notifications/elicitation/complete",
             Self::SubscriptionsAcknowledged(_) => "notifications/subscriptions/acknowledged",
             Self::Cancelled(_) => "notifications/cancelled",
+            Self::TaskStatus(_) => "notifications/tasks/status",
             Self::Other(n) => &n.method,
         }
     }

@@ -5,8 +5,9 @@
 //! members a revision lacks are dropped (a `title` for 2024-11-05, `structuredContent`
 //! before 2025-06-18, `execution` outside 2025-11-25), content kinds it lacks are turned into
 //! text that says what was there, and what a revision requires is added (`resultType`,
-//! `ttlMs`/`cacheScope` and `_meta` server info from 2026-07-28). The tests validate the
-//! output against each revision's official schema with extra members forbidden.
+//! `ttlMs`/`cacheScope` and `_meta` server info from 2026-07-28). Tasks, which exist only in
+//! 2025-11-25 and as a 2026-07-28 extension, are written in each one's shape. The tests
+//! validate the output against each revision's official schema with extra members forbidden.
 
 use serde_json::{Map, Value};
 
@@ -136,6 +137,56 @@ pub fn shape_tool(obj: &mut Object, rev: V) {
     );
 }
 
+/// Shapes a `Task` (tasks exist in 2025-11-25, and in 2026-07-28 as the
+/// `io.modelcontextprotocol/tasks` extension): 2025-11-25 names the timing members `ttl`
+/// and `pollInterval` and has no inline outcome or questions; 2026-07-28 keeps the neutral
+/// `ttlMs`/`pollIntervalMs` and the inline `result`, `error` and `inputRequests`.
+pub fn shape_task(obj: &mut Object, rev: V) {
+    if rev.is_modern() {
+        return;
+    }
+    for (neutral, legacy) in [("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")] {
+        if let Some(v) = obj.remove(neutral) {
+            obj.insert(legacy.into(), v);
+        }
+    }
+    for member in ["result", "error", "inputRequests"] {
+        obj.remove(member);
+    }
+}
+
+/// Shapes the content of a `CallToolResult` (also the payload of `tasks/result`).
+fn shape_call_tool_result(obj: &mut Object, rev: V) {
+    if rev < V::V2025_06_18 {
+        if let Some(structured) = obj.remove("structuredContent") {
+            let empty = obj.get("content").and_then(Value::as_array).is_none_or(|c| c.is_empty());
+            if empty {
+                // The structured value is the whole answer: keep it as text.
+                let block =
+                    Object::from_iter([("type".into(), "text".into()), ("text".into(), structured.to_string().into())]);
+                obj.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+            }
+        }
+    }
+    shape_content_list(obj.get_mut("content"), rev);
+}
+
+/// Shapes a `CreateTaskResult` (`{task}` in neutral form): nested for 2025-11-25, inline
+/// with `resultType: "task"` for 2026-07-28.
+fn shape_create_task_result(obj: &mut Object, rev: V) {
+    if rev.is_modern() {
+        if let Some(Value::Object(task)) = obj.remove("task") {
+            for (k, v) in task {
+                obj.entry(k).or_insert(v);
+            }
+        }
+        obj.insert("resultType".into(), "task".into());
+        shape_task(obj, rev);
+    } else if let Some(Value::Object(task)) = obj.get_mut("task") {
+        shape_task(task, rev);
+    }
+}
+
 fn shape_listed(obj: &mut Object, rev: V) {
     strip(obj, rev, &[("title", V::V2025_06_18, NOW), ("_meta", V::V2025_06_18, NOW), ("icons", V::V2025_11_25, NOW)]);
     shape_annotations(obj, rev);
@@ -186,22 +237,15 @@ pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContex
             }
         }
         "tools/list" => for_each_object(obj.get_mut("tools"), |t| shape_tool(t, rev)),
-        "tools/call" => {
-            if rev < V::V2025_06_18 {
-                if let Some(structured) = obj.remove("structuredContent") {
-                    let empty = obj.get("content").and_then(Value::as_array).is_none_or(|c| c.is_empty());
-                    if empty {
-                        // The structured value is the whole answer: keep it as text.
-                        let block = Object::from_iter([
-                            ("type".into(), "text".into()),
-                            ("text".into(), structured.to_string().into()),
-                        ]);
-                        obj.insert("content".into(), Value::Array(vec![Value::Object(block)]));
-                    }
-                }
+        "tools/call" if obj.get("task").is_some_and(Value::is_object) => shape_create_task_result(obj, rev),
+        "tools/call" | "tasks/result" => shape_call_tool_result(obj, rev),
+        "tasks/get" | "tasks/cancel" => {
+            shape_task(obj, rev);
+            if let Some(Value::Object(result)) = obj.get_mut("result") {
+                shape_call_tool_result(result, rev);
             }
-            shape_content_list(obj.get_mut("content"), rev);
         }
+        "tasks/list" => for_each_object(obj.get_mut("tasks"), |t| shape_task(t, rev)),
         "prompts/list" => for_each_object(obj.get_mut("prompts"), |p| shape_prompt(p, rev)),
         "prompts/get" => for_each_object(obj.get_mut("messages"), |m| {
             if let Some(Value::Object(c)) = m.get_mut("content") {
@@ -252,8 +296,10 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
 /// Shapes the params of a notification the server sends, in place.
 pub fn shape_notification_params(method: &str, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
-    if method == "notifications/progress" {
-        strip(obj, rev, &[("message", V::V2025_03_26, NOW)]);
+    match method {
+        "notifications/progress" => strip(obj, rev, &[("message", V::V2025_03_26, NOW)]),
+        "notifications/tasks/status" => shape_task(obj, rev),
+        _ => {}
     }
 }
 
@@ -363,6 +409,33 @@ mod tests {
         assert!(schema["properties"]["name"].get("default").is_none());
         assert_eq!(schema["properties"]["ok"]["default"], true);
         assert_eq!(schema["required"], json!(["name"]));
+    }
+
+    #[test]
+    fn tasks_per_revision() {
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
+        let task = json!({"taskId": "t", "status": "completed", "createdAt": "a", "lastUpdatedAt": "b",
+            "ttlMs": 60000, "pollIntervalMs": 500, "result": {"content": []}});
+        let mut created = json!({"task": task.clone()});
+        shape_result("tools/call", &mut created, V::V2025_11_25, &ctx);
+        assert_eq!(
+            created,
+            json!({"task": {"taskId": "t", "status": "completed", "createdAt": "a",
+            "lastUpdatedAt": "b", "ttl": 60000, "pollInterval": 500}})
+        );
+        let mut created = json!({"task": task.clone()});
+        shape_result("tools/call", &mut created, V::V2026_07_28, &ctx);
+        assert_eq!(created["resultType"], "task");
+        assert_eq!(created["taskId"], "t");
+        assert_eq!(created["ttlMs"], 60000);
+        assert!(created.get("task").is_none());
+        let mut got = task.clone();
+        shape_result("tasks/get", &mut got, V::V2026_07_28, &ctx);
+        assert_eq!(got["resultType"], "complete");
+        assert_eq!(got["result"], json!({"content": []}));
+        let mut note = task;
+        shape_notification_params("notifications/tasks/status", &mut note, V::V2025_11_25);
+        assert!(note.get("result").is_none() && note["ttl"] == 60000);
     }
 
     #[test]

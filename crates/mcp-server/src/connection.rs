@@ -69,6 +69,10 @@ pub(crate) struct ConnectionState {
     /// The end tokens of open `subscriptions/listen` streams (2026-07-28).
     listens: Mutex<HashMap<RequestId, CancellationToken>>,
     closing: CancellationToken,
+    /// Who the tasks made on this connection belong to (2025-11-25: the session).
+    pub(crate) task_owner: String,
+    /// Cancelled when the connection ends: the handlers of its tasks stop.
+    pub(crate) tasks_end: CancellationToken,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -89,9 +93,17 @@ fn known_in(method: &str, rev: ProtocolVersion) -> bool {
             | "completion/complete"
     );
     if rev.is_modern() {
-        common || matches!(method, "server/discover" | "subscriptions/listen")
+        // Tasks are the `io.modelcontextprotocol/tasks` extension here: no tasks/result or tasks/list.
+        common
+            || matches!(
+                method,
+                "server/discover" | "subscriptions/listen" | "tasks/get" | "tasks/update" | "tasks/cancel"
+            )
     } else {
-        common || matches!(method, "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel")
+        common
+            || matches!(method, "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel")
+            || (rev == ProtocolVersion::V2025_11_25
+                && matches!(method, "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"))
     }
 }
 
@@ -106,6 +118,8 @@ impl ConnectionState {
             in_flight: Mutex::default(),
             listens: Mutex::default(),
             closing: CancellationToken::new(),
+            task_owner: crate::tasks::random_id(),
+            tasks_end: CancellationToken::new(),
         }
     }
 
@@ -261,6 +275,7 @@ impl ConnectionState {
             outbound: outbound.clone(),
             request_timeout: self.server.inner.config.request_timeout,
             round: round.map(Mutex::new),
+            task: Default::default(),
         })
     }
 
@@ -312,7 +327,8 @@ impl ConnectionState {
             Ok(r) => r,
             Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
         };
-        let ctx = self.context(&req, &scope, cancel.clone(), outbound, round);
+        let handler_cancel = crate::tasks::handler_token(&self.server, &req, &scope, &cancel);
+        let ctx = self.context(&req, &scope, handler_cancel, outbound, round);
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
@@ -430,6 +446,8 @@ pub(crate) async fn serve(server: Server, conn: Connection) {
     // running may still finish and be written, within the grace period.
     state.outbound.fail_all();
     state.end_listens();
+    // The session's tasks can no longer be fetched by anyone: stop their handlers.
+    state.tasks_end.cancel();
     let grace = server.inner.config.shutdown_grace;
     if tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await.is_err() {
         state.closing.cancel();

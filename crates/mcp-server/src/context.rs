@@ -45,6 +45,10 @@ pub(crate) struct ContextParts {
     /// The answers and questions of a 2026-07-28 multi-round request; `None` in the legacy
     /// era, where questions are real requests to the client.
     pub(crate) round: Option<Mutex<crate::input::InputRound>>,
+    /// The task this handler runs as, if it runs as one (set when a 2026-07-28 call is
+    /// handed to a task): its messages carry the task's id, and its questions go through the
+    /// task.
+    pub(crate) task: std::sync::OnceLock<Arc<crate::tasks::TaskLink>>,
 }
 
 /// The context of one request, given to its handler. Cheap to clone.
@@ -82,6 +86,9 @@ impl Context {
 
     /// The token cancelled when the client cancels this request (or the connection closes).
     /// The handler's future is also dropped then; this lets work spawned elsewhere stop too.
+    /// A handler running as a task sees it fire on `tasks/cancel`, when the task's `ttl`
+    /// elapses, or (2025-11-25) when its session ends; it then has a short grace period
+    /// ([`crate::TaskConfig::cancel_grace`]) before its future is dropped.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.parts.cancel
     }
@@ -104,6 +111,18 @@ impl Context {
         self.parts.progress_token.is_some()
     }
 
+    /// Ties a message of a task's handler to the task (`_meta` related-task).
+    fn tag_with_task(&self, params: &mut Value) {
+        if let Some(task) = self.parts.task.get() {
+            params["_meta"] = crate::tasks::related_task_meta(&task.id);
+        }
+    }
+
+    /// A 2026-07-28 task sends no progress or log notifications (the extension has none).
+    fn in_modern_task(&self) -> bool {
+        self.parts.task.get().is_some_and(|t| t.modern)
+    }
+
     pub(crate) fn finish(&self) {
         self.progress.lock().unwrap_or_else(|e| e.into_inner()).finish();
     }
@@ -116,6 +135,9 @@ impl Context {
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), ProgressError> {
+        if self.in_modern_task() {
+            return Err(ProgressError::Finished);
+        }
         let token = self.progress.lock().unwrap_or_else(|e| e.into_inner()).advance(progress)?.clone();
         let mut params = json!({"progressToken": token, "progress": progress});
         if let Some(total) = total {
@@ -124,6 +146,7 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
+        self.tag_with_task(&mut params);
         self.parts.outbound.notify("notifications/progress", params, self.parts.revision).await;
         Ok(())
     }
@@ -136,13 +159,14 @@ impl Context {
 
     /// Like [`Self::log`], naming the logger.
     pub async fn log_as(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
-        if !self.parts.logging_enabled || !self.parts.log.allows(level) {
+        if !self.parts.logging_enabled || !self.parts.log.allows(level) || self.in_modern_task() {
             return false;
         }
         let mut params = json!({"level": level, "data": data.into()});
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
+        self.tag_with_task(&mut params);
         self.parts.outbound.notify("notifications/message", params, self.parts.revision).await
     }
 }

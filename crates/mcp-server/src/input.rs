@@ -46,7 +46,7 @@ impl InputRequest {
         }
     }
 
-    fn params(&self) -> Value {
+    pub(crate) fn params(&self) -> Value {
         match self {
             Self::Elicit(p) => serde_json::to_value(p).unwrap_or_default(),
             Self::Sample(p) => serde_json::to_value(p).unwrap_or_default(),
@@ -64,11 +64,17 @@ impl InputRequest {
 
     /// Whether an answer has the shape this question expects.
     fn accepts(&self, answer: &Value) -> bool {
-        match self {
-            Self::Elicit(_) => serde_json::from_value::<ElicitResult>(answer.clone()).is_ok(),
-            Self::Sample(_) => serde_json::from_value::<CreateMessageResult>(answer.clone()).is_ok(),
-            Self::ListRoots => serde_json::from_value::<ListRootsResult>(answer.clone()).is_ok(),
-        }
+        answer_fits(self.method(), answer)
+    }
+}
+
+/// Whether `answer` has the shape of a result of `method` (an input request's method).
+pub(crate) fn answer_fits(method: &str, answer: &Value) -> bool {
+    match method {
+        "elicitation/create" => serde_json::from_value::<ElicitResult>(answer.clone()).is_ok(),
+        "sampling/createMessage" => serde_json::from_value::<CreateMessageResult>(answer.clone()).is_ok(),
+        "roots/list" => serde_json::from_value::<ListRootsResult>(answer.clone()).is_ok(),
+        _ => false,
     }
 }
 
@@ -127,6 +133,9 @@ impl Context {
     ) -> Result<HashMap<String, Value>, HandlerError> {
         for (_, q) in &questions {
             self.require_capability(q)?;
+        }
+        if let Some(task) = self.parts.task.get() {
+            return crate::tasks::ask(self, task, questions).await;
         }
         let Some(round) = &self.parts.round else {
             let asks = questions.iter().map(|(key, q)| async move {

@@ -1,5 +1,7 @@
 //! The MCP server runtime: register tools, resources and prompts (at start-up or at any
 //! time after), then serve them on any transport, to clients of every protocol revision.
+//! Long-running tools can run as tasks ([`ServerBuilder::tasks`], a [`TaskStore`]): the
+//! 2025-11-25 `tasks/*` methods and the 2026-07-28 `io.modelcontextprotocol/tasks` extension.
 //!
 //! ```no_run
 //! use mcp_server::{Server, HandlerResult};
@@ -29,12 +31,17 @@ mod methods;
 mod outbound;
 mod registry;
 mod server;
+mod tasks;
 
 pub use context::Context;
 pub use error::{HandlerError, HandlerResult};
 pub use input::InputRequest;
 pub use registry::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
+pub use tasks::{
+    now_ms, InMemoryTaskStore, TaskChange, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings, TaskStore,
+    TaskStoreError,
+};
 
 impl Server {
     /// Serves one request that stands alone (a 2026-07-28 request over HTTP): messages related

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use crate::connection::{ConnectionState, RequestScope};
 use crate::context::Context;
 use crate::error::{HandlerError, HandlerResult};
+use crate::registry::ToolEntry;
 
 type MethodResult = Result<Value, ErrorObject>;
 
@@ -35,7 +36,7 @@ fn not_offered(method: &str) -> ErrorObject {
 }
 
 /// Maps a handler's error to the protocol error of the request's revision.
-fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
+pub(crate) fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
     match e {
         HandlerError::Protocol(e) => e,
         HandlerError::InputRequired => ErrorObject::internal("input required outside a multi-round request"),
@@ -49,7 +50,7 @@ fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObject {
 
 /// The answer to a handler's outcome: its result, the `input_required` result of a
 /// 2026-07-28 multi-round request, or the protocol error.
-fn outcome<T: Serialize>(
+pub(crate) fn outcome<T: Serialize>(
     state: &ConnectionState,
     ctx: &Context,
     r: HandlerResult<T>,
@@ -118,17 +119,22 @@ pub(crate) async fn dispatch(
                 .get(&p.name)
                 .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
             let arguments = p.arguments.unwrap_or_default();
-            if let Some(missing) = missing_required(&entry.tool.input_schema, &arguments) {
-                return to_value(CallToolResult::error(format!(
-                    "Invalid arguments for tool {}: missing required argument(s): {missing}",
-                    p.name
-                )));
+            use crate::tasks::ToolPlan;
+            match crate::tasks::plan_tool_call(inner.tasks.as_ref(), scope, &entry.tool, p.task.as_ref())? {
+                ToolPlan::Inline => {
+                    let called = call_tool_handler(entry, arguments, ctx.clone()).await;
+                    outcome(state, ctx, called, rev)
+                }
+                ToolPlan::LegacyTask(ttl) => {
+                    crate::tasks::start_tool_task(state, req, scope, ctx, entry, arguments, ttl).await
+                }
+                ToolPlan::Modern(support) => {
+                    crate::tasks::run_modern_tool(state, req, scope, ctx, entry, arguments, support).await
+                }
             }
-            match (entry.handler)(arguments, ctx.clone()).await {
-                Ok(result) => to_value(result),
-                Err(HandlerError::Tool(message)) => to_value(CallToolResult::error(message)),
-                other => outcome(state, ctx, other, rev),
-            }
+        }
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update" => {
+            crate::tasks::dispatch(state, req, scope).await
         }
         "resources/list" => {
             caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
@@ -261,6 +267,25 @@ pub(crate) async fn dispatch(
             Ok(state.listen(&req.id, p.notifications, &ctx.parts.outbound).await)
         }
         other => Err(ErrorObject::method_not_found(other)),
+    }
+}
+
+/// Runs a tool's handler: arguments missing from its schema and the tool's own failures
+/// become results with `isError` (the model sees them); protocol errors stay errors.
+pub(crate) async fn call_tool_handler(
+    entry: ToolEntry,
+    arguments: JsonObject,
+    ctx: Context,
+) -> HandlerResult<CallToolResult> {
+    if let Some(missing) = missing_required(&entry.tool.input_schema, &arguments) {
+        return Ok(CallToolResult::error(format!(
+            "Invalid arguments for tool {}: missing required argument(s): {missing}",
+            entry.tool.name
+        )));
+    }
+    match (entry.handler)(arguments, ctx).await {
+        Err(HandlerError::Tool(message)) => Ok(CallToolResult::error(message)),
+        other => other,
     }
 }
 

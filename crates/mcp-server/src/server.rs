@@ -20,6 +20,7 @@ use crate::error::HandlerResult;
 use crate::registry::{
     boxed1, Change, CompletionHandler, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry,
 };
+use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
 
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
@@ -33,6 +34,8 @@ pub(crate) struct ServerInner {
     pub(crate) cursors: CursorCodec,
     pub(crate) sealer: StateSealer,
     pub(crate) config: ServerConfig,
+    /// Task machinery, when tasks are enabled.
+    pub(crate) tasks: Option<Arc<TaskRuntime>>,
 }
 
 /// Settings of a server.
@@ -92,6 +95,7 @@ pub struct ServerBuilder {
     config: ServerConfig,
     cursor_key: Option<[u8; 32]>,
     state_key: Option<[u8; 32]>,
+    tasks: Option<TaskSettings>,
 }
 
 impl ServerBuilder {
@@ -138,6 +142,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Enables tasks (2025-11-25 task-augmented `tools/call` and the 2026-07-28
+    /// `io.modelcontextprotocol/tasks` extension) with this configuration, kept in an
+    /// in-memory store unless [`Self::task_store`] gives another. Which tools may run as
+    /// tasks is each tool's `execution.taskSupport` ([`Tool::with_task_support`]).
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        self.tasks.get_or_insert_with(TaskSettings::default).config = config;
+        self
+    }
+
+    /// Enables tasks kept in `store` (a store shared by several instances, say).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.tasks.get_or_insert_with(TaskSettings::default).store = Some(store);
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (changes, _) = broadcast::channel(256);
@@ -154,6 +173,7 @@ impl ServerBuilder {
                 cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
                 sealer: self.state_key.map(StateSealer::with_key).unwrap_or_else(StateSealer::random),
                 config: self.config,
+                tasks: self.tasks.map(|t| Arc::new(TaskRuntime::new(t))),
             }),
         }
     }
@@ -168,6 +188,7 @@ impl Server {
             config: ServerConfig::default(),
             cursor_key: None,
             state_key: None,
+            tasks: None,
         }
     }
 
@@ -202,6 +223,9 @@ impl Server {
                 .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
             logging: c.logging.then(JsonObject::new),
             completions: has_completions.then(JsonObject::new),
+            // The codec keeps `tasks` for 2025-11-25 only and `extensions` for 2026-07-28 only.
+            tasks: i.tasks.as_ref().map(|t| t.capability()),
+            extensions: i.tasks.as_ref().and_then(|t| t.extensions()),
             ..ServerCapabilities::default()
         }
     }
@@ -215,6 +239,21 @@ impl Server {
         let name = tool.name.clone();
         self.inner.tools.insert(name, ToolEntry { tool, handler: boxed1(handler) });
         self.announce(Change::Tools);
+    }
+
+    /// The names of the registered tools, in list order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.tools.with_all(|m| m.keys().cloned().collect())
+    }
+
+    /// The URIs of the registered resources, in list order.
+    pub fn resource_uris(&self) -> Vec<String> {
+        self.inner.resources.with_all(|m| m.keys().cloned().collect())
+    }
+
+    /// The names of the registered prompts, in list order.
+    pub fn prompt_names(&self) -> Vec<String> {
+        self.inner.prompts.with_all(|m| m.keys().cloned().collect())
     }
 
     /// The definition of a registered tool.

@@ -13,6 +13,7 @@ use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use serde_json::{json, Value};
 
 pub mod input_required;
+pub mod tasks;
 
 /// A 1×1 red PNG.
 pub const PNG: &str =
@@ -46,11 +47,13 @@ async fn pause() {
 pub fn server() -> Server {
     let server = Server::builder("mcp-reference-server", env!("CARGO_PKG_VERSION"))
         .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
+        .tasks(tasks::config())
         .build();
     add_tools(&server);
     add_resources(&server);
     add_prompts(&server);
     input_required::add(&server);
+    tasks::add(&server);
     server
 }
 

@@ -14,6 +14,7 @@ mod notifications;
 mod prompts;
 mod resources;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 pub use client::*;
@@ -26,6 +27,7 @@ pub use notifications::*;
 pub use prompts::*;
 pub use resources::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 
 /// A `_meta` object: reserved metadata attached to requests, results, notifications and types.

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ContentBlock, Icon, JsonObject, Meta};
+use super::{ContentBlock, Icon, JsonObject, Meta, TaskMetadata, TaskSupport};
 
 /// A tool the client can call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,9 +80,22 @@ pub struct ToolAnnotations {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
-    /// `forbidden`, `optional` or `required`.
+    /// `forbidden` (the default when absent), `optional` or `required`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_support: Option<String>,
+    pub task_support: Option<TaskSupport>,
+}
+
+impl Tool {
+    /// Sets `execution.taskSupport`.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.execution.get_or_insert_with(ToolExecution::default).task_support = Some(support);
+        self
+    }
+
+    /// The tool's task support (`forbidden` when not said).
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution.as_ref().and_then(|e| e.task_support).unwrap_or_default()
+    }
 }
 
 /// Params of `tools/call`.
@@ -94,6 +107,9 @@ pub struct CallToolParams {
     /// The arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<JsonObject>,
+    /// Asks for the call to run as a task (2025-11-25; ignored in other revisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
     /// Metadata (progress token, and in 2026-07-28 the per-request fields).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,

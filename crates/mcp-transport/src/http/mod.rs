@@ -14,6 +14,10 @@
 //!
 //! Answers of every kind (JSON, SSE, errors with or without a JSON-RPC body) come back as
 //! frames; an HTTP failure of a request becomes a JSON-RPC error for it, so no call hangs.
+//!
+//! Authorization is pluggable: an [`AuthProvider`] in [`HttpOptions::auth`] supplies the
+//! `Authorization` header of every request and is shown each 401/403 answer to a POST, and
+//! the request is sent again when it says so (the OAuth client of `mcp-auth` is one).
 
 mod headers;
 pub mod sse;
@@ -22,10 +26,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::StreamExt;
 use mcp_protocol::types::meta_keys;
 use mcp_protocol::{ErrorObject, RequestId};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -35,6 +40,10 @@ use tokio_util::sync::CancellationToken;
 use crate::{Connection, Frame, Inbound, CHANNEL_CAPACITY};
 
 pub use headers::{encode_value, tool_param_headers};
+
+/// The JSON-RPC error code of a request the transport could not carry (the server
+/// unreachable, an HTTP failure without a JSON-RPC answer): implementation-defined range.
+pub const TRANSPORT_ERROR: i64 = -32000;
 
 /// Which HTTP transport to speak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,13 +57,63 @@ pub enum HttpMode {
     Sse,
 }
 
+/// A request about to be sent, as an [`AuthProvider`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthRequest<'a> {
+    /// The HTTP method (`POST`, `GET`, `DELETE`).
+    pub method: &'a str,
+    /// The target URL.
+    pub url: &'a str,
+}
+
+/// A 401 or 403 answer to a request, as an [`AuthProvider`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthChallenge {
+    /// The HTTP status: 401 (no valid credentials) or 403 (e.g. `insufficient_scope`).
+    pub status: u16,
+    /// Every `WWW-Authenticate` header value of the answer, in order.
+    pub www_authenticate: Vec<String>,
+    /// All headers of the answer (names in lower case), for schemes that need more than
+    /// `WWW-Authenticate` (a `DPoP-Nonce`, say).
+    pub headers: Vec<(String, String)>,
+    /// The `Authorization` header the refused request carried, if any: a provider that
+    /// has obtained a newer credential since can simply ask for a retry.
+    pub authorization: Option<String>,
+    /// How many challenges this same request met before this one (0 for the first).
+    pub attempt: u32,
+}
+
+/// Why an [`AuthProvider`] gave up on a challenge; its text becomes the request's error.
+pub type AuthFailure = Box<dyn std::error::Error + Send + Sync>;
+
+/// Supplies the authorization headers of an HTTP connection and answers authorization
+/// challenges (401/403), e.g. by running an OAuth flow.
+///
+/// The transport calls [`Self::headers`] before each request, and on a 401 or 403 answer
+/// to a POST calls [`Self::on_challenge`]: `Ok(())` sends the request again (with fresh
+/// [`Self::headers`]), an error fails the request with that reason. The transport stops
+/// after [`MAX_AUTH_CHALLENGES`] challenges of one request whatever the provider says.
+pub trait AuthProvider: Send + Sync + 'static {
+    /// The headers to put on `request` now: `Authorization` (`Bearer …`), and whatever
+    /// else the scheme needs (a DPoP proof, say). Empty when there is no credential yet.
+    fn headers<'a>(&'a self, request: AuthRequest<'a>) -> BoxFuture<'a, Vec<(String, String)>>;
+
+    /// Handles a refusal; `Ok(())` means "send the request again".
+    fn on_challenge<'a>(&'a self, challenge: &'a AuthChallenge) -> BoxFuture<'a, Result<(), AuthFailure>>;
+}
+
+/// How many 401/403 challenges one request may meet before the transport gives up on it.
+pub const MAX_AUTH_CHALLENGES: u32 = 8;
+
 /// Settings of an HTTP connection.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Extra headers on every request.
     pub headers: Vec<(String, String)>,
     /// A bearer token for `Authorization`.
     pub bearer: Option<String>,
+    /// Supplies `Authorization` (overriding [`Self::bearer`]) and handles 401/403 answers.
+    pub auth: Option<Arc<dyn AuthProvider>>,
     /// Transport choice.
     pub mode: HttpMode,
     /// How long to wait for a connection and response headers.
@@ -68,10 +127,24 @@ impl Default for HttpOptions {
         Self {
             headers: Vec::new(),
             bearer: None,
+            auth: None,
             mode: HttpMode::Auto,
             connect_timeout: Duration::from_secs(30),
             max_reconnects: 5,
         }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("headers", &self.headers)
+            .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .field("auth", &self.auth.as_ref().map(|_| "<provider>"))
+            .field("mode", &self.mode)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_reconnects", &self.max_reconnects)
+            .finish()
     }
 }
 
@@ -164,10 +237,73 @@ impl Shared {
     /// Answers a request with an error, so the caller does not wait for a reply that cannot come.
     async fn fail(&self, id: Option<&RequestId>, message: String) {
         if let Some(id) = id {
-            let frame = mcp_protocol::jsonrpc::encode_error(Some(id), &ErrorObject::internal(message));
+            let error = ErrorObject::new(TRANSPORT_ERROR, message).with_data(serde_json::json!({"transport": "http"}));
+            let frame = mcp_protocol::jsonrpc::encode_error(Some(id), &error);
             self.deliver(frame).await;
         } else {
             tracing::warn!("{message}");
+        }
+    }
+
+    /// Puts the provider's headers (if any) into `h`; returns the `Authorization` put.
+    async fn authorize(&self, h: &mut HeaderMap, method: &str, url: &reqwest::Url) -> Option<String> {
+        let provider = self.options.auth.as_ref()?;
+        for (name, value) in provider.headers(AuthRequest { method, url: url.as_str() }).await {
+            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                (Ok(n), Ok(v)) => {
+                    h.insert(n, v);
+                }
+                _ => tracing::warn!(header = %name, "the auth provider gave an invalid header"),
+            }
+        }
+        h.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    /// POSTs `body` to `url` with `h` (plus `Authorization`), and while the answer is a
+    /// 401/403 that the auth provider can handle, sends it again. An error is the reason
+    /// to give for the request's failure.
+    async fn post_authorized(
+        &self,
+        url: reqwest::Url,
+        h: HeaderMap,
+        mut body: String,
+    ) -> Result<reqwest::Response, String> {
+        let mut attempt = 0;
+        loop {
+            let mut headers = h.clone();
+            let authorization = self.authorize(&mut headers, "POST", &url).await;
+            // Kept for a retry only when there is a provider to ask for one.
+            let payload = if self.options.auth.is_some() { body.clone() } else { std::mem::take(&mut body) };
+            let response = self
+                .http
+                .post(url.clone())
+                .headers(headers)
+                .body(payload)
+                .send()
+                .await
+                .map_err(|e| format!("HTTP request to {url} failed: {e}"))?;
+            let status = response.status().as_u16();
+            let Some(provider) = self.options.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
+                return Ok(response);
+            };
+            if attempt >= MAX_AUTH_CHALLENGES {
+                return Err(format!("HTTP {status}: still refused after {attempt} authorization attempts"));
+            }
+            let www_authenticate = response
+                .headers()
+                .get_all(WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                .collect();
+            let headers = response
+                .headers()
+                .iter()
+                .filter_map(|(n, v)| v.to_str().ok().map(|v| (n.as_str().to_owned(), v.to_owned())))
+                .collect();
+            drop(response);
+            let challenge = AuthChallenge { status, www_authenticate, headers, authorization, attempt };
+            provider.on_challenge(&challenge).await.map_err(|e| format!("HTTP {status}: authorization failed: {e}"))?;
+            attempt += 1;
         }
     }
 
@@ -309,6 +445,7 @@ async fn drive(shared: Arc<Shared>, mut outgoing: mpsc::Receiver<String>) {
         if let Ok(v) = HeaderValue::from_str(&session) {
             h.insert("mcp-session-id", v);
         }
+        shared.authorize(&mut h, "DELETE", &shared.url).await;
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
             shared.http.request(Method::DELETE, shared.url.clone()).headers(h).send(),
@@ -323,21 +460,20 @@ async fn send(shared: &Arc<Shared>, frame: String, msg: Peeked, may_retry: bool)
     if let Some(post_url) = post_url {
         // HTTP+SSE: answers come on the event stream.
         let h = shared.header_map(&msg);
-        match shared.http.post(post_url).headers(h).body(frame).send().await {
+        match shared.post_authorized(post_url, h, frame).await {
             Ok(r) if r.status().is_success() => {}
             Ok(r) => shared.fail(msg.id.as_ref(), format!("HTTP {} from the message endpoint", r.status())).await,
-            Err(e) => shared.fail(msg.id.as_ref(), format!("HTTP request failed: {e}")).await,
+            Err(e) => shared.fail(msg.id.as_ref(), e).await,
         }
         return;
     }
-    let response =
-        match shared.http.post(shared.url.clone()).headers(shared.header_map(&msg)).body(frame.clone()).send().await {
-            Ok(r) => r,
-            Err(e) => {
-                shared.fail(msg.id.as_ref(), format!("HTTP request to {} failed: {e}", shared.url)).await;
-                return;
-            }
-        };
+    let response = match shared.post_authorized(shared.url.clone(), shared.header_map(&msg), frame.clone()).await {
+        Ok(r) => r,
+        Err(e) => {
+            shared.fail(msg.id.as_ref(), e).await;
+            return;
+        }
+    };
     let status = response.status();
     let method = msg.method.clone().unwrap_or_default();
     let legacy = msg.modern_version.is_none();
@@ -473,6 +609,7 @@ async fn read_sse(shared: &Arc<Shared>, response: reqwest::Response, msg: &Peeke
         if let Ok(v) = HeaderValue::from_str(&last) {
             h.insert("last-event-id", v);
         }
+        shared.authorize(&mut h, "GET", &shared.url).await;
         match shared.http.get(shared.url.clone()).headers(h).send().await {
             Ok(r) if r.status().is_success() => response = Some(r),
             _ => break,
@@ -492,7 +629,7 @@ async fn reinitialize(shared: &Arc<Shared>) -> bool {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let Ok(r) = shared.http.post(shared.url.clone()).headers(h.clone()).body(init).send().await else { return false };
+    let Ok(r) = shared.post_authorized(shared.url.clone(), h.clone(), init).await else { return false };
     if !r.status().is_success() {
         return false;
     }
@@ -511,7 +648,7 @@ async fn reinitialize(shared: &Arc<Shared>) -> bool {
     }
     let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let ok =
-        shared.http.post(shared.url.clone()).headers(h).body(note).send().await.is_ok_and(|r| r.status().is_success());
+        shared.post_authorized(shared.url.clone(), h, note.to_owned()).await.is_ok_and(|r| r.status().is_success());
     if ok {
         let _ = tokio::time::timeout(shared.options.connect_timeout, start_get_stream(shared.clone())).await;
     }
@@ -550,6 +687,7 @@ fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Receiver<()> {
             if let Some(v) = last_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
                 h.insert("last-event-id", v);
             }
+            shared.authorize(&mut h, "GET", &shared.url).await;
             let response = tokio::select! {
                 r = shared.http.get(shared.url.clone()).headers(h).send() => r,
                 _ = shared.closed.cancelled() => break,
@@ -600,6 +738,7 @@ fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Receiver<()> {
 async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    shared.authorize(&mut h, "GET", &shared.url).await;
     let Ok(r) = shared.http.get(shared.url.clone()).headers(h).send().await else { return false };
     let is_sse = r
         .headers()

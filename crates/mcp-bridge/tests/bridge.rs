@@ -1,0 +1,127 @@
+//! The bridge between our client and our server, in memory, across eras: a downstream client
+//! of one era reaches, through the bridge, an upstream server spoken to in another.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge::{client_builder, Bridge, CallRouter};
+use mcp_client::{Client, ClientSession, ServerNotification};
+use mcp_protocol::types::{ContentBlock, CreateMessageResult, Role, SamplingContent};
+use mcp_protocol::{Era, ProtocolVersion};
+use mcp_transport::memory;
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// The reference server, reached through a bridge whose upstream client speaks `upstream`.
+async fn bridged(upstream: Option<ProtocolVersion>) -> Bridge {
+    let (up_client, up_server) = memory::pair();
+    let reference = mcp_cli::reference::server();
+    tokio::spawn(async move { reference.serve(up_server).await });
+    let router = CallRouter::default();
+    let mut builder = client_builder("bridge", "1", &router);
+    if let Some(v) = upstream {
+        builder = builder.protocol_version(v);
+    }
+    let session = builder.build().connect(up_client).await.expect("upstream connect");
+    Bridge::mirror(session, router).await.expect("mirror")
+}
+
+/// A downstream client of `era` on the bridge.
+async fn downstream(bridge: &Bridge, pin: Option<ProtocolVersion>) -> ClientSession {
+    let (down_client, down_server) = memory::pair();
+    let server = bridge.server().clone();
+    tokio::spawn(async move { server.serve(down_server).await });
+    let mut builder = Client::builder("downstream", "1").sampling(|_| async {
+        Ok(CreateMessageResult {
+            role: Role::Assistant,
+            content: SamplingContent::Single(ContentBlock::text("from downstream")),
+            model: "m".into(),
+            stop_reason: None,
+            meta: None,
+        })
+    });
+    if let Some(v) = pin {
+        builder = builder.protocol_version(v);
+    }
+    builder.build().connect(down_client).await.expect("downstream connect")
+}
+
+fn text(r: &mcp_protocol::types::CallToolResult) -> String {
+    r.content.iter().filter_map(ContentBlock::as_text).collect()
+}
+
+#[tokio::test]
+async fn forwards_everything_across_eras() {
+    let combos = [
+        (Some(ProtocolVersion::V2025_06_18), None),
+        (None, Some(ProtocolVersion::V2025_06_18)),
+        (None, None),
+        (Some(ProtocolVersion::V2024_11_05), Some(ProtocolVersion::V2025_11_25)),
+    ];
+    for (up, down) in combos {
+        let bridge = tokio::time::timeout(WAIT, bridged(up)).await.unwrap();
+        let client = tokio::time::timeout(WAIT, downstream(&bridge, down)).await.unwrap();
+        let label =
+            format!("upstream {:?} / downstream {:?}", bridge.session().protocol_version(), client.protocol_version());
+        let names: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        let upstream: Vec<String> =
+            bridge.session().list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, upstream, "{label}: the same tools in the same order");
+        let r = client.call_tool("echo", json!({"text": "through"})).await.unwrap();
+        assert_eq!(text(&r), "through", "{label}");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let r = client
+            .call_tool_with_progress("test_tool_with_progress", json!({}), move |p| s2.lock().unwrap().push(p.progress))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "Progress test completed", "{label}");
+        assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0], "{label}: progress passes through, in order");
+        let read = client.read_resource("test://template/9/data").await.unwrap();
+        assert!(read.contents[0].text.as_deref().unwrap().contains("\"9\""), "{label}");
+        let err = client.read_resource("test://nope").await.unwrap_err();
+        let expected = if client.era() == Era::Modern { -32602 } else { -32002 };
+        assert_eq!(err.code(), Some(expected), "{label}: not-found in the downstream revision's code");
+        let prompt = client
+            .get_prompt("test_prompt_with_arguments", [("arg1".into(), "a".into()), ("arg2".into(), "b".into())].into())
+            .await
+            .unwrap();
+        assert!(format!("{:?}", prompt.messages).contains("arg1='a'"), "{label}");
+        if client.era() == Era::Legacy {
+            // Upstream questions reach a legacy downstream client, whatever the upstream era.
+            let r = client.call_tool("test_sampling", json!({"prompt": "q"})).await.unwrap();
+            assert_eq!(text(&r), "LLM response: from downstream", "{label}");
+        }
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn upstream_list_changes_reach_downstream_clients() {
+    let bridge = bridged(Some(ProtocolVersion::V2025_11_25)).await;
+    let client = downstream(&bridge, Some(ProtocolVersion::V2025_06_18)).await;
+    let mut notes = client.notifications();
+    client.call_tool("test_trigger_tool_change", json!({})).await.unwrap();
+    let changed = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(ServerNotification::ToolsListChanged) = notes.recv().await {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(changed.is_ok(), "downstream told of the change");
+    let mut found = false;
+    for _ in 0..50 {
+        let names: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        if names.iter().any(|n| n == "dynamic_tool") {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(found, "the new upstream tool is listed downstream");
+    let r = client.call_tool("dynamic_tool", json!({})).await.unwrap();
+    assert_eq!(text(&r), "I was added at runtime.");
+}

@@ -1,0 +1,111 @@
+//! The client half of the `mcp` tool: `info`, `list`, `call`, `read`, `prompt` and
+//! `complete` against any server.
+//!
+//! - [`target`]: TARGET (a command line, a config name, a URL) to a connection.
+//! - [`config`]: `mcpServers` config files and their default search.
+//! - [`arguments`]: `key=value` tool arguments read against the tool's input schema.
+//! - [`interact`]: the client's handlers (elicitation forms, sampling, roots).
+//! - [`ui`] and [`trace`]: stderr (progress, logs, the protocol trace); [`output`]: stdout.
+//! - [`error`]: one-line failures and the exit-code table.
+
+pub mod args;
+pub mod arguments;
+pub mod commands;
+pub mod config;
+pub mod connection;
+pub mod error;
+pub mod interact;
+pub mod output;
+pub mod target;
+pub mod trace;
+pub mod ui;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use args::ClientCommand;
+use error::{CliError, Exit};
+
+/// Runs a client command to its end and returns the exit code. Every failure is printed as
+/// one line on stderr (`mcp: …`).
+pub fn run(command: ClientCommand) -> ExitCode {
+    let options = command.connect_options().clone();
+    let ui = Arc::new(ui::Ui::new(options.verbose, options.log_level.level()));
+    trace::init(ui.clone());
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp: cannot start the async runtime: {e}");
+            return Exit::Connection.into();
+        }
+    };
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            outcome = execute(command, ui.clone()) => outcome,
+            _ = interrupted() => Err(CliError::new(Exit::Interrupted, "interrupted")),
+        }
+    });
+    // A prompt still waiting for the terminal must not hold the exit up.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    ui.finish_progress();
+    if matches!(&outcome, Err(e) if e.exit == Exit::Interrupted) && ui.stderr_is_tty() {
+        // An interrupted form may have hidden the cursor.
+        let _ = console::Term::stderr().show_cursor();
+    }
+    match outcome {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            eprintln!("mcp: {}", error::one_line(&e.message));
+            e.exit.into()
+        }
+    }
+}
+
+async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliError> {
+    let options = command.connect_options().clone();
+    let interact = command.interact_options();
+    let target = target::resolve(command.target(), &options)?;
+    if matches!(target, target::Target::Stdio { .. }) && !options.headers.is_empty() {
+        ui.note("--header applies to http(s) targets only; ignored for a server run over stdio");
+    }
+    let client = interact::build_client(&options, &interact, ui.clone())?;
+    let saver = output::Saver::new(interact.out.clone());
+    let connected = connection::connect(target, &client, ui.clone(), options.timeout).await?;
+    let outcome = match commands::run(&connected, command, &saver).await {
+        Ok(exit) => Ok(exit),
+        Err(commands::CommandError::Cli(e)) => Err(e),
+        Err(commands::CommandError::Client(e)) => Err(connected.explain(*e).await),
+    };
+    connected.close().await;
+    // A failure that follows a refused request (no --elicit, no --sample-reply) is the
+    // command line's to fix.
+    match outcome {
+        Ok(Exit::ToolError) if ui.refused() => Ok(Exit::Usage),
+        Err(e) if ui.refused() && e.exit == Exit::Protocol => Err(CliError::usage(e.message)),
+        other => other,
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
