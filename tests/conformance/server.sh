@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against `mcp serve --http`, server side:
-# suite 0.1.16 (every scenario), and suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25.
+# suite 0.1.16 (every scenario), suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25, and the
+# 0.2.0-alpha.12 tasks extension scenarios.
 # Uses ../shared/tools/conformance.sh when it is there (the steering repo's pinned runner),
 # else tests/conformance/conformance.sh is expected beside this script.
 #
@@ -33,6 +34,9 @@ run() {
 run CONFORMANCE_VERSION=0.1.16
 run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2026-07-28
 run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2025-11-25
+# The tasks extension's scenarios are listed only without a spec version.
+echo "==> conformance server: CONFORMANCE_VERSION=0.2.0-alpha.12 tasks-*"
+CONFORMANCE_VERSION=0.2.0-alpha.12 bash "$runner" server "$url" 'tasks-*' || failed=$((failed + 1))
 kill -0 $server 2>/dev/null || { echo "the server died during the runs" >&2; failed=$((failed + 1)); }
 echo "conformance server: $failed run(s) failed"
 exit $((failed > 0))

@@ -323,6 +323,7 @@ impl Shared {
                 let name_field = match method.as_str() {
                     "tools/call" | "prompts/get" => Some("name"),
                     "resources/read" => Some("uri"),
+                    "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
                     _ => None,
                 };
                 let params = msg.value.get("params");
