@@ -36,6 +36,8 @@ pub(crate) struct Config {
     pub(crate) pinned: Option<ProtocolVersion>,
     /// With a pinned legacy revision: accept another legacy revision the server answers.
     pub(crate) accept_negotiated: bool,
+    /// The sampling handler can answer requests that offer tools (declares `sampling.tools`).
+    pub(crate) sampling_tools: bool,
     pub(crate) request_timeout: Duration,
     pub(crate) probe_timeout: Duration,
     pub(crate) close_grace: Duration,
@@ -74,7 +76,14 @@ impl Config {
             None
         };
         ClientCapabilities {
-            sampling: self.sampling.as_ref().map(|_| empty()),
+            // Sampling with tools is 2025-11-25 and later; the handler then gets `tools`/`toolChoice`.
+            sampling: self.sampling.as_ref().map(|_| {
+                if self.sampling_tools && version >= ProtocolVersion::V2025_11_25 {
+                    object(json!({"tools": {}}))
+                } else {
+                    empty()
+                }
+            }),
             elicitation: self.elicitation.as_ref().and(elicitation),
             // `listChanged` is legacy only: 2026-07-28 has no roots notifications.
             roots: self.roots.as_ref().map(|_| {
@@ -129,6 +138,7 @@ impl Client {
                 info: Implementation::new(name, version),
                 pinned: None,
                 accept_negotiated: false,
+                sampling_tools: false,
                 request_timeout: Duration::from_secs(60),
                 probe_timeout: Duration::from_secs(3),
                 close_grace: Duration::from_secs(5),
@@ -188,6 +198,14 @@ impl ClientBuilder {
     /// default), the revision is detected.
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.config.pinned = Some(version);
+        self
+    }
+
+    /// Declares that the sampling handler can answer requests that offer tools
+    /// (`sampling.tools`, 2025-11-25 and later): servers may then send `tools` and
+    /// `toolChoice`, and expect `tool_use` content back.
+    pub fn sampling_tools(mut self, enabled: bool) -> Self {
+        self.config.sampling_tools = enabled;
         self
     }
 

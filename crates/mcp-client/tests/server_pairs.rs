@@ -423,3 +423,38 @@ async fn a_handler_error_becomes_the_server_s_error() {
     // The server's tool got a protocol error from its sampling request and passed it on.
     assert_eq!(r.code(), Some(-1), "{r}");
 }
+
+#[test]
+fn sampling_with_tools_is_declared_only_when_asked_and_where_it_exists() {
+    use mcp_client::Client;
+    use mcp_protocol::types::{ContentBlock, CreateMessageResult, Role, SamplingContent};
+    use mcp_protocol::ProtocolVersion;
+    let build = |tools: bool| {
+        Client::builder("t", "1")
+            .sampling(|_| async {
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: SamplingContent::Single(ContentBlock::text("x")),
+                    model: "m".into(),
+                    stop_reason: None,
+                    meta: None,
+                })
+            })
+            .sampling_tools(tools)
+            .build()
+    };
+    let with = build(true);
+    assert_eq!(
+        with.capabilities(ProtocolVersion::V2025_11_25).sampling.unwrap().get("tools"),
+        Some(&serde_json::json!({}))
+    );
+    assert_eq!(
+        with.capabilities(ProtocolVersion::V2026_07_28).sampling.unwrap().get("tools"),
+        Some(&serde_json::json!({}))
+    );
+    assert!(
+        with.capabilities(ProtocolVersion::V2025_06_18).sampling.unwrap().is_empty(),
+        "no sampling.tools before 2025-11-25"
+    );
+    assert!(build(false).capabilities(ProtocolVersion::V2025_11_25).sampling.unwrap().is_empty());
+}
