@@ -99,7 +99,7 @@ fn main() -> ExitCode {
                 Some(addr) => mcp_cli::proxy::Listen::Http { addr, allow_hosts },
                 None => mcp_cli::proxy::Listen::Stdio,
             };
-            with_runtime(|rt| rt.block_on(mcp_cli::proxy::run(&target, &connect, listen, terminated())))
+            with_runtime(|rt| rt.block_on(mcp_cli::proxy::run(&target, &connect, listen, mcp_cli::cli::interrupted())))
         }
     }
 }
@@ -125,7 +125,7 @@ async fn serve_stdio() -> ExitCode {
     let serving = server.serve(mcp_transport::stdio::stdio());
     tokio::select! {
         _ = serving => ExitCode::SUCCESS,
-        _ = terminated() => ExitCode::SUCCESS,
+        _ = mcp_cli::cli::interrupted() => ExitCode::SUCCESS,
     }
 }
 
@@ -138,12 +138,7 @@ async fn serve_http(addr: &str, allow_hosts: Vec<String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut config = mcp_http::HttpConfig::default();
-    if allow_hosts.iter().any(|h| h == "*") {
-        config.hosts = mcp_http::HostPolicy::any();
-    } else {
-        config.hosts.allowed_hosts.extend(allow_hosts);
-    }
+    let config = mcp_cli::proxy::http_config(allow_hosts);
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
     let http = mcp_http::McpHttp::new(reference::server(), config);
@@ -155,29 +150,6 @@ async fn serve_http(addr: &str, allow_hosts: Vec<String>) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        _ = terminated() => ExitCode::SUCCESS,
-    }
-}
-
-/// Resolves on SIGTERM or SIGINT.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+        _ = mcp_cli::cli::interrupted() => ExitCode::SUCCESS,
     }
 }

@@ -21,6 +21,18 @@ pub enum Listen {
     },
 }
 
+/// The HTTP settings of `mcp serve --http` and `mcp proxy --http`: loopback names plus
+/// `allow_hosts` in Host/Origin (`*`: any).
+pub fn http_config(allow_hosts: Vec<String>) -> mcp_http::HttpConfig {
+    let mut config = mcp_http::HttpConfig::default();
+    if allow_hosts.iter().any(|h| h == "*") {
+        config.hosts = mcp_http::HostPolicy::any();
+    } else {
+        config.hosts.allowed_hosts.extend(allow_hosts);
+    }
+    config
+}
+
 fn fail(message: String) -> ExitCode {
     eprintln!("mcp proxy: {message}");
     ExitCode::from(3)
@@ -74,12 +86,7 @@ pub async fn run(
                 Ok(l) => l,
                 Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
             };
-            let mut config = mcp_http::HttpConfig::default();
-            if allow_hosts.iter().any(|h| h == "*") {
-                config.hosts = mcp_http::HostPolicy::any();
-            } else {
-                config.hosts.allowed_hosts.extend(allow_hosts);
-            }
+            let config = http_config(allow_hosts);
             let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
             eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
             let http = mcp_http::McpHttp::new(bridge.server().clone(), config);

@@ -88,7 +88,7 @@ async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliErr
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
