@@ -53,6 +53,10 @@ enum Command {
         /// `*` accepts any (only behind a proxy that checks them).
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
+        /// Speak only the stateless 2026-07-28 revision: `initialize` is refused (with the
+        /// supported versions), as a modern-only server would.
+        #[arg(long)]
+        modern_only: bool,
     },
     /// Serve any MCP server again, on stdio or HTTP, translating transports and eras.
     #[command(
@@ -90,9 +94,9 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
-        Command::Serve { http, allow_hosts } => with_runtime(|rt| match http {
-            Some(addr) => rt.block_on(serve_http(&addr, allow_hosts)),
-            None => rt.block_on(serve_stdio()),
+        Command::Serve { http, allow_hosts, modern_only } => with_runtime(|rt| match http {
+            Some(addr) => rt.block_on(serve_http(&addr, allow_hosts, modern_only)),
+            None => rt.block_on(serve_stdio(modern_only)),
         }),
         Command::Proxy { target, http, stdio: _, allow_hosts, connect } => {
             let listen = match http {
@@ -120,8 +124,8 @@ fn with_runtime(f: impl FnOnce(&tokio::runtime::Runtime) -> ExitCode) -> ExitCod
     code
 }
 
-async fn serve_stdio() -> ExitCode {
-    let server = reference::server();
+async fn serve_stdio(modern_only: bool) -> ExitCode {
+    let server = reference::server_with(modern_only);
     let serving = server.serve(mcp_transport::stdio::stdio());
     tokio::select! {
         _ = serving => ExitCode::SUCCESS,
@@ -129,7 +133,7 @@ async fn serve_stdio() -> ExitCode {
     }
 }
 
-async fn serve_http(addr: &str, allow_hosts: Vec<String>) -> ExitCode {
+async fn serve_http(addr: &str, allow_hosts: Vec<String>, modern_only: bool) -> ExitCode {
     let addr = if addr.contains(':') { addr.to_owned() } else { format!("127.0.0.1:{addr}") };
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
@@ -141,7 +145,7 @@ async fn serve_http(addr: &str, allow_hosts: Vec<String>) -> ExitCode {
     let config = mcp_cli::proxy::http_config(allow_hosts);
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
-    let http = mcp_http::McpHttp::new(reference::server(), config);
+    let http = mcp_http::McpHttp::new(reference::server_with(modern_only), config);
     tokio::select! {
         r = http.serve(listener) => match r {
             Ok(()) => ExitCode::SUCCESS,

@@ -130,3 +130,21 @@ async fn an_unreachable_upstream_is_one_clear_error() {
     assert!(err.starts_with("mcp proxy: cannot connect"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[tokio::test]
+async fn a_legacy_client_reaches_a_modern_only_server_through_the_proxy() {
+    let modern_only = format!("'{MCP}' serve --modern-only");
+    // Directly, a legacy client is refused, told which versions the server speaks.
+    let (code, _, err) = mcp(&["info", &modern_only, "--protocol-version", "2025-06-18"]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("2026-07-28"), "{err}");
+    // Through the proxy, which speaks 2026-07-28 upstream and both eras downstream, it works.
+    let (_proxy, url) = proxy_http(&modern_only, &[]).await;
+    for version in ["2025-06-18", "2024-11-05"] {
+        let (code, out, err) = mcp(&["call", &url, "echo", "text=legacy in", "--protocol-version", version]).await;
+        assert_eq!((code, out.trim()), (0, "legacy in"), "{version}: {err}");
+    }
+    let (code, out, err) = mcp(&["info", &url, "--protocol-version", "2025-11-25", "--json"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2025-11-25"), "{out}");
+}

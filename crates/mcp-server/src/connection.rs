@@ -199,6 +199,16 @@ impl ConnectionState {
         }
         let params: InitializeParams = serde_json::from_value(req.params.clone().unwrap_or(Value::Null))
             .map_err(|e| ErrorObject::invalid_params(format!("initialize: {e}")))?;
+        if self.server.inner.config.modern_only {
+            // A modern-only server names what it speaks, so that a dual-era client can switch.
+            let supported: Vec<&str> =
+                ProtocolVersion::ALL.iter().filter(|v| v.is_modern()).map(|v| v.as_str()).collect();
+            return Err(ErrorObject::new(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                format!("this server speaks only {} (no initialize)", supported.join(", ")),
+            )
+            .with_data(json!({"supported": supported, "requested": params.protocol_version})));
+        }
         let version = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| !v.is_modern())
             .unwrap_or(ProtocolVersion::LATEST_LEGACY);

@@ -91,7 +91,13 @@ pub(crate) async fn dispatch(
     match req.method.as_str() {
         "ping" => Ok(json!({})),
         "server/discover" => {
-            let supported = ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect();
+            let modern_only = inner.config.modern_only;
+            let supported = ProtocolVersion::ALL
+                .iter()
+                .rev()
+                .filter(|v| v.is_modern() || !modern_only)
+                .map(|v| v.as_str().to_owned())
+                .collect();
             to_value(DiscoverResult {
                 supported_versions: supported,
                 capabilities: caps,

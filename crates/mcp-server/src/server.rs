@@ -61,6 +61,9 @@ pub struct ServerConfig {
     pub logging: bool,
     /// Declare `completions`.
     pub completions: bool,
+    /// Serve only the modern era (2026-07-28): `initialize` is refused with the supported
+    /// versions, and `server/discover` lists only modern ones.
+    pub modern_only: bool,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +79,7 @@ impl Default for ServerConfig {
             prompts: false,
             logging: true,
             completions: false,
+            modern_only: false,
         }
     }
 }
@@ -114,6 +118,12 @@ impl ServerBuilder {
     /// Replaces the whole configuration.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Serves only the modern era (2026-07-28), refusing `initialize`.
+    pub fn modern_only(mut self, yes: bool) -> Self {
+        self.config.modern_only = yes;
         self
     }
 

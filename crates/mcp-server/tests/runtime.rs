@@ -425,3 +425,15 @@ async fn one_handler_api_legacy_requests() {
     assert_eq!(r["result"]["content"][0]["text"], "\"A\"+\"B\" state=\"legacy\"", "{r}");
     assert_eq!(effects.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_modern_only_server_refuses_initialize_and_says_what_it_speaks() {
+    let server = Server::builder("s", "1").modern_only(true).build();
+    let mut peer = Peer::start(&server);
+    let r = peer.initialize("2025-06-18", json!({})).await;
+    assert_eq!(r["error"]["code"], -32022, "{r}");
+    assert_eq!(r["error"]["data"]["supported"], json!(["2026-07-28"]));
+    assert_eq!(r["error"]["data"]["requested"], "2025-06-18");
+    let d = peer.call("server/discover", modern(json!({}))).await;
+    assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]), "{d}");
+}

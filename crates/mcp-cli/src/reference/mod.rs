@@ -45,9 +45,15 @@ async fn pause() {
 
 /// Builds the reference server.
 pub fn server() -> Server {
+    server_with(false)
+}
+
+/// Builds the reference server; `modern_only` makes it refuse `initialize` (2026-07-28 only).
+pub fn server_with(modern_only: bool) -> Server {
     let server = Server::builder("mcp-reference-server", env!("CARGO_PKG_VERSION"))
         .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
         .tasks(tasks::config())
+        .modern_only(modern_only)
         .build();
     add_tools(&server);
     add_resources(&server);
