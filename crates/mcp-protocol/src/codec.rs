@@ -92,12 +92,21 @@ fn downgrade_to_text(obj: &Object) -> Object {
 
 /// Shapes one content block; blocks a revision lacks become text.
 pub fn shape_content(obj: &mut Object, rev: V) {
-    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
-    let since = match kind.as_str() {
-        "audio" => V::V2025_03_26,
-        "resource_link" => V::V2025_06_18,
-        "tool_use" | "tool_result" => V::V2025_11_25,
-        _ => ANY,
+    /// The kinds of content that need more than the common rules.
+    enum Kind {
+        Resource,
+        ResourceLink,
+        ToolResult,
+        Other,
+    }
+    // Read once, without copying the tag: this runs for every content block sent.
+    let (since, kind) = match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+        "audio" => (V::V2025_03_26, Kind::Other),
+        "resource_link" => (V::V2025_06_18, Kind::ResourceLink),
+        "tool_use" => (V::V2025_11_25, Kind::Other),
+        "tool_result" => (V::V2025_11_25, Kind::ToolResult),
+        "resource" => (ANY, Kind::Resource),
+        _ => (ANY, Kind::Other),
     };
     if rev < since {
         *obj = downgrade_to_text(obj);
@@ -105,15 +114,15 @@ pub fn shape_content(obj: &mut Object, rev: V) {
     }
     strip(obj, rev, &[("_meta", V::V2025_06_18, NOW)]);
     shape_annotations(obj, rev);
-    match kind.as_str() {
-        "resource" => {
+    match kind {
+        Kind::Resource => {
             if let Some(Value::Object(r)) = obj.get_mut("resource") {
                 shape_resource_contents(r, rev);
             }
         }
-        "resource_link" => strip(obj, rev, &[("icons", V::V2025_11_25, NOW)]),
-        "tool_result" => for_each_object(obj.get_mut("content"), |c| shape_content(c, rev)),
-        _ => {}
+        Kind::ResourceLink => strip(obj, rev, &[("icons", V::V2025_11_25, NOW)]),
+        Kind::ToolResult => for_each_object(obj.get_mut("content"), |c| shape_content(c, rev)),
+        Kind::Other => {}
     }
 }
 

@@ -108,14 +108,11 @@ pub(crate) async fn dispatch(
         "tools/list" => {
             caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
-            inner.tools.with_all(|tools| {
-                let (range, next_cursor) = inner
-                    .cursors
-                    .page(tools.keys().map(String::as_str), tools.len(), p.cursor.as_deref(), page_size)
-                    .map_err(page_error)?;
-                let tools = tools[range].values().map(|e| e.tool.clone()).collect();
-                to_value(ListToolsResult { tools, next_cursor })
-            })
+            let (tools, next_cursor) = inner
+                .tools
+                .page(&inner.cursors, p.cursor.as_deref(), page_size, |e| e.tool.clone())
+                .map_err(page_error)?;
+            to_value(ListToolsResult { tools, next_cursor })
         }
         "tools/call" => {
             caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
@@ -145,26 +142,20 @@ pub(crate) async fn dispatch(
         "resources/list" => {
             caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
-            inner.resources.with_all(|items| {
-                let (range, next_cursor) = inner
-                    .cursors
-                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
-                    .map_err(page_error)?;
-                let resources = items[range].values().map(|e| e.resource.clone()).collect();
-                to_value(ListResourcesResult { resources, next_cursor })
-            })
+            let (resources, next_cursor) = inner
+                .resources
+                .page(&inner.cursors, p.cursor.as_deref(), page_size, |e| e.resource.clone())
+                .map_err(page_error)?;
+            to_value(ListResourcesResult { resources, next_cursor })
         }
         "resources/templates/list" => {
             caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
-            inner.templates.with_all(|items| {
-                let (range, next_cursor) = inner
-                    .cursors
-                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
-                    .map_err(page_error)?;
-                let resource_templates = items[range].values().map(|e| e.template.clone()).collect();
-                to_value(ListResourceTemplatesResult { resource_templates, next_cursor })
-            })
+            let (resource_templates, next_cursor) = inner
+                .templates
+                .page(&inner.cursors, p.cursor.as_deref(), page_size, |e| e.template.clone())
+                .map_err(page_error)?;
+            to_value(ListResourceTemplatesResult { resource_templates, next_cursor })
         }
         "resources/read" => {
             caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
@@ -199,14 +190,11 @@ pub(crate) async fn dispatch(
         "prompts/list" => {
             caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;
             let p: PaginatedParams = params(req)?;
-            inner.prompts.with_all(|items| {
-                let (range, next_cursor) = inner
-                    .cursors
-                    .page(items.keys().map(String::as_str), items.len(), p.cursor.as_deref(), page_size)
-                    .map_err(page_error)?;
-                let prompts = items[range].values().map(|e| e.prompt.clone()).collect();
-                to_value(ListPromptsResult { prompts, next_cursor })
-            })
+            let (prompts, next_cursor) = inner
+                .prompts
+                .page(&inner.cursors, p.cursor.as_deref(), page_size, |e| e.prompt.clone())
+                .map_err(page_error)?;
+            to_value(ListPromptsResult { prompts, next_cursor })
         }
         "prompts/get" => {
             caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;

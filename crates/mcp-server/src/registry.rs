@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
+use mcp_protocol::engine::cursor::{CursorCodec, CursorError};
 use mcp_protocol::types::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
@@ -137,6 +138,20 @@ impl<T: Clone> Registry<T> {
     /// Runs `f` over the entries in order, under the read lock.
     pub fn with_all<R>(&self, f: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
         f(&self.entries.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// One page of the entries, mapped by `f`, and the cursor of the next page.
+    pub fn page<R>(
+        &self,
+        cursors: &CursorCodec,
+        cursor: Option<&str>,
+        page_size: usize,
+        f: impl Fn(&T) -> R,
+    ) -> Result<(Vec<R>, Option<String>), CursorError> {
+        self.with_all(|map| {
+            let (range, next) = cursors.page(map.keys().map(String::as_str), map.len(), cursor, page_size)?;
+            Ok((map[range].values().map(f).collect(), next))
+        })
     }
 
     /// How many entries there are.

@@ -10,17 +10,7 @@ use mcp_protocol::types::{
 use mcp_server::{Context, HandlerError, HandlerResult, InputRequest, Server};
 use serde_json::{json, Value};
 
-use super::{no_args, object};
-
-fn form(message: &str, properties: Value, required: &[&str]) -> ElicitParams {
-    ElicitParams {
-        mode: None,
-        message: message.into(),
-        requested_schema: Some(object(json!({"type": "object", "properties": properties, "required": required}))),
-        url: None,
-        elicitation_id: None,
-    }
-}
+use super::{answered_text, form, no_args};
 
 fn question(text: &str, max_tokens: u64) -> CreateMessageParams {
     CreateMessageParams {
@@ -180,13 +170,7 @@ pub fn add(server: &Server) {
                     form("What context should the prompt use?", json!({"context": {"type": "string"}}), &["context"]),
                 )
                 .await?;
-            let context = answer
-                .content
-                .as_ref()
-                .and_then(|c| c.get("context"))
-                .and_then(Value::as_str)
-                .unwrap_or("none")
-                .to_owned();
+            let context = answered_text(&answer, "context").unwrap_or_else(|| "none".into());
             Ok(GetPromptResult {
                 description: Some("A prompt built from the user's context".into()),
                 messages: vec![PromptMessage::user_text(format!("Use this context: {context}"))],

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mcp_protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, GetPromptResult, JsonObject, LoggingLevel, Prompt,
-    PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-    SamplingContent, SamplingMessage, Tool, ToolAnnotations,
+    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, ElicitResult, GetPromptResult, JsonObject,
+    LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool, ToolAnnotations,
 };
 use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use serde_json::{json, Value};
@@ -23,6 +23,27 @@ pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAA
 
 pub(crate) fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
+}
+
+/// A form-mode elicitation with a flat object schema of these properties.
+pub(crate) fn form(message: &str, properties: Value, required: &[&str]) -> ElicitParams {
+    form_with(message, json!({"type": "object", "properties": properties, "required": required}))
+}
+
+/// A form-mode elicitation with this requested schema.
+pub(crate) fn form_with(message: &str, schema: Value) -> ElicitParams {
+    ElicitParams {
+        mode: None,
+        message: message.into(),
+        requested_schema: Some(object(schema)),
+        url: None,
+        elicitation_id: None,
+    }
+}
+
+/// A string field of an accepted form, if the user gave one.
+pub(crate) fn answered_text(answer: &ElicitResult, field: &str) -> Option<String> {
+    answer.content.as_ref()?.get(field)?.as_str().map(str::to_owned)
 }
 
 pub(crate) fn object(v: Value) -> JsonObject {
@@ -300,15 +321,7 @@ async fn elicit_and_report(
     schema: Value,
     label: &str,
 ) -> HandlerResult<CallToolResult> {
-    let answer = ctx
-        .elicit(ElicitParams {
-            mode: None,
-            message,
-            requested_schema: Some(object(schema)),
-            url: None,
-            elicitation_id: None,
-        })
-        .await?;
+    let answer = ctx.elicit(form_with(&message, schema)).await?;
     let content = answer.content.map(Value::Object).unwrap_or(Value::Null);
     Ok(CallToolResult::text(format!("{label}: action={}, content={content}", answer.action)))
 }

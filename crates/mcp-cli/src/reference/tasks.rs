@@ -7,12 +7,12 @@
 
 use std::time::Duration;
 
-use mcp_protocol::types::{CallToolResult, ElicitParams, ElicitResult, JsonObject, TaskSupport, Tool};
+use mcp_protocol::types::{CallToolResult, ElicitResult, JsonObject, TaskSupport, Tool};
 use mcp_protocol::ErrorObject;
 use mcp_server::{Context, HandlerError, InputRequest, Server, TaskConfig};
 use serde_json::{json, Value};
 
-use super::{no_args, object};
+use super::{answered_text, form, no_args};
 
 /// How the reference server runs tasks: short polling intervals (it is a test server) and
 /// the defaults otherwise.
@@ -44,16 +44,6 @@ async fn count(ctx: &Context, steps: u64, delay: Duration) -> Result<(), Handler
         ctx.set_task_status_message(message).await;
     }
     Ok(())
-}
-
-fn form(message: &str, properties: Value, required: &[&str]) -> ElicitParams {
-    ElicitParams {
-        mode: None,
-        message: message.into(),
-        requested_schema: Some(object(json!({"type": "object", "properties": properties, "required": required}))),
-        url: None,
-        elicitation_id: None,
-    }
 }
 
 fn answered(answer: &ElicitResult, field: &str) -> String {
@@ -172,13 +162,7 @@ fn add_conformance_fixtures(server: &Server) {
             let answer = ctx
                 .elicit_as("user_name", form("What is your name?", json!({"name": {"type": "string"}}), &["name"]))
                 .await?;
-            let name = answer
-                .content
-                .as_ref()
-                .and_then(|c| c.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("stranger")
-                .to_owned();
+            let name = answered_text(&answer, "name").unwrap_or_else(|| "stranger".into());
             sleep_or_cancel(&ctx, 0.2).await?;
             Ok(CallToolResult::text(format!("Processed the request of {name}.")))
         },
@@ -218,20 +202,10 @@ pub fn add(server: &Server) {
         Tool::new("test_task_elicitation", "Asks the user's name while it runs (as a task or not).", no_args())
             .with_task_support(TaskSupport::Optional),
         |_, ctx: Context| async move {
-            let form = ElicitParams {
-                mode: None,
-                message: "What is your name?".into(),
-                requested_schema: Some(object(json!({
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "description": "Your name"}},
-                    "required": ["name"]
-                }))),
-                url: None,
-                elicitation_id: None,
-            };
-            let answer = ctx.elicit_as("name", form).await?;
-            let name =
-                answer.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str).unwrap_or("stranger");
+            let question =
+                form("What is your name?", json!({"name": {"type": "string", "description": "Your name"}}), &["name"]);
+            let answer = ctx.elicit_as("name", question).await?;
+            let name = answered_text(&answer, "name").unwrap_or_else(|| "stranger".into());
             Ok(CallToolResult::text(format!("Hello, {name}! (action={})", answer.action)))
         },
     );
