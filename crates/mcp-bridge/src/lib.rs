@@ -11,71 +11,24 @@
 //! rounds) are put to the downstream client of the call in flight through its handler
 //! context.
 //!
-//! Limit: a downstream client of the 2026-07-28 era cannot be asked in the middle of an
-//! upstream call (it would need the upstream call kept open across its retries); such a
-//! question fails the call with a clear error for now.
+//! A 2026-07-28 downstream client is asked with `input_required` rounds: the upstream call
+//! stays open across the client's retries (see [`relay`]).
 #![deny(missing_docs)]
 #![allow(clippy::result_large_err)]
 
+mod relay;
+mod router;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
 
 use mcp_client::{Client, ClientBuilder, ClientError, ClientSession, ErrorObject, ServerNotification};
 use mcp_protocol::error::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use mcp_protocol::types::{CallToolResult, JsonObject};
-use mcp_server::{Context, HandlerError, HandlerResult, Server, ServerConfig};
+use mcp_server::{Context, HandlerError, HandlerResult, InputRequest, Server, ServerConfig};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-/// The downstream calls in flight, newest last: where upstream questions and log messages go.
-#[derive(Clone, Default)]
-pub struct CallRouter {
-    calls: Arc<Mutex<Vec<(u64, Context)>>>,
-    next: Arc<Mutex<u64>>,
-}
-
-/// Removes a call from the router when it ends.
-struct InFlight {
-    router: CallRouter,
-    key: u64,
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.router.calls.lock().unwrap_or_else(|e| e.into_inner()).retain(|(k, _)| *k != self.key);
-    }
-}
-
-impl CallRouter {
-    fn enter(&self, ctx: &Context) -> InFlight {
-        let key = {
-            let mut n = self.next.lock().unwrap_or_else(|e| e.into_inner());
-            *n += 1;
-            *n
-        };
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).push((key, ctx.clone()));
-        InFlight { router: self.clone(), key }
-    }
-
-    /// The downstream call an upstream question belongs to: the newest one in flight.
-    fn current(&self) -> Option<Context> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(_, c)| c.clone())
-    }
-}
-
-fn as_error_object(e: HandlerError) -> ErrorObject {
-    match e {
-        HandlerError::Protocol(e) => e,
-        HandlerError::InputRequired => ErrorObject::internal(
-            "the downstream client (2026-07-28) cannot be asked in the middle of a bridged call yet",
-        ),
-        other => ErrorObject::internal(other.to_string()),
-    }
-}
-
-fn no_call() -> ErrorObject {
-    ErrorObject::internal("the upstream server asked a question outside any call in progress")
-}
+pub use relay::PARK_TTL;
+pub use router::CallRouter;
 
 /// A client builder whose sampling, elicitation and roots handlers put the upstream
 /// server's questions to the downstream client of the call in flight.
@@ -83,16 +36,16 @@ pub fn client_builder(name: &str, version: &str, router: &CallRouter) -> ClientB
     let (r1, r2, r3) = (router.clone(), router.clone(), router.clone());
     Client::builder(name, version)
         .sampling(move |params| {
-            let ctx = r1.current();
-            async move { ctx.ok_or_else(no_call)?.sample(params).await.map_err(as_error_object) }
+            let router = r1.clone();
+            async move { relay::ask_downstream(&router, InputRequest::Sample(params)).await }
         })
         .elicitation(move |params| {
-            let ctx = r2.current();
-            async move { ctx.ok_or_else(no_call)?.elicit(params).await.map_err(as_error_object) }
+            let router = r2.clone();
+            async move { relay::ask_downstream(&router, InputRequest::Elicit(params)).await }
         })
         .roots(move || {
-            let ctx = r3.current();
-            async move { ctx.ok_or_else(no_call)?.list_roots().await.map_err(as_error_object) }
+            let router = r3.clone();
+            async move { relay::ask_downstream(&router, InputRequest::ListRoots).await }
         })
 }
 
@@ -103,7 +56,7 @@ pub struct Bridge {
 }
 
 /// A client error as the downstream client should see it.
-fn to_handler(e: ClientError) -> HandlerError {
+pub(crate) fn to_handler(e: ClientError) -> HandlerError {
     match e.error_object() {
         Some(obj) => HandlerError::Protocol(obj.clone()),
         None => HandlerError::Protocol(ErrorObject::internal(format!("upstream: {e}"))),
@@ -160,7 +113,7 @@ impl Bridge {
                         Ok(())
                     }
                     ServerNotification::Log(log) => {
-                        if let Some(ctx) = router2.current() {
+                        if let Some(ctx) = router2.current_handler() {
                             ctx.log_as(log.level, log.logger.as_deref(), log.data).await;
                         }
                         Ok(())
@@ -247,10 +200,7 @@ impl Bridge {
             let (session, router, name) = (self.session.clone(), router.clone(), prompt.name.clone());
             self.server.add_prompt(prompt, move |args: BTreeMap<String, String>, ctx: Context| {
                 let (session, router, name) = (session.clone(), router.clone(), name.clone());
-                async move {
-                    let _in_flight = router.enter(&ctx);
-                    session.get_prompt(name, args).await.map_err(to_handler)
-                }
+                async move { relay::relay(&router, &ctx, |_| async move { session.get_prompt(name, args).await }).await }
             });
         }
         for old in self.server.prompt_names() {
@@ -268,17 +218,19 @@ async fn forward_read(
     uri: String,
     ctx: Context,
 ) -> HandlerResult<mcp_protocol::types::ReadResourceResult> {
-    let _in_flight = router.enter(&ctx);
-    session.read_resource(uri.clone()).await.map_err(|e| {
-        let not_found = match e.error_object() {
-            Some(o) if o.code == RESOURCE_NOT_FOUND => true,
-            Some(o) if o.code == INVALID_PARAMS => o.data.as_ref().and_then(|d| d.get("uri")).is_some(),
+    let (session, wanted) = (session.clone(), uri.clone());
+    relay::relay(router, &ctx, |_| async move { session.read_resource(wanted).await }).await.map_err(|e| {
+        let not_found = match &e {
+            HandlerError::Protocol(o) if o.code == RESOURCE_NOT_FOUND => true,
+            HandlerError::Protocol(o) if o.code == INVALID_PARAMS => {
+                o.data.as_ref().and_then(|d| d.get("uri")).is_some()
+            }
             _ => false,
         };
         if not_found {
             HandlerError::ResourceNotFound(uri)
         } else {
-            to_handler(e)
+            e
         }
     })
 }
@@ -291,20 +243,14 @@ async fn forward_call(
     args: JsonObject,
     ctx: Context,
 ) -> HandlerResult<CallToolResult> {
-    let _in_flight = router.enter(&ctx);
-    let args = Value::Object(args);
-    if !ctx.wants_progress() {
-        return session.call_tool(name, args).await.map_err(to_handler);
-    }
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let relay_ctx = ctx.clone();
-    let relay = tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            let p: mcp_protocol::types::ProgressParams = p;
-            let _ = relay_ctx.progress(p.progress, p.total, p.message.as_deref()).await;
+    let (session, name, args) = (session.clone(), name.to_owned(), Value::Object(args));
+    let wants_progress = ctx.wants_progress();
+    relay::relay(router, &ctx, move |progress| async move {
+        if wants_progress {
+            session.call_tool_with_progress(name, args, move |p| progress.send(p)).await
+        } else {
+            session.call_tool(name, args).await
         }
-    });
-    let result = session.call_tool_with_progress(name, args, move |p| drop(tx.send(p))).await;
-    let _ = relay.await;
-    result.map_err(to_handler)
+    })
+    .await
 }

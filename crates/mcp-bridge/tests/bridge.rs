@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_bridge::{client_builder, Bridge, CallRouter};
 use mcp_client::{Client, ClientSession, ServerNotification};
-use mcp_protocol::types::{ContentBlock, CreateMessageResult, Role, SamplingContent};
+use mcp_protocol::types::{ContentBlock, CreateMessageResult, ElicitResult, Role, SamplingContent};
 use mcp_protocol::{Era, ProtocolVersion};
 use mcp_transport::memory;
 use serde_json::json;
@@ -32,15 +32,28 @@ async fn downstream(bridge: &Bridge, pin: Option<ProtocolVersion>) -> ClientSess
     let (down_client, down_server) = memory::pair();
     let server = bridge.server().clone();
     tokio::spawn(async move { server.serve(down_server).await });
-    let mut builder = Client::builder("downstream", "1").sampling(|_| async {
-        Ok(CreateMessageResult {
-            role: Role::Assistant,
-            content: SamplingContent::Single(ContentBlock::text("from downstream")),
-            model: "m".into(),
-            stop_reason: None,
-            meta: None,
+    let mut builder = Client::builder("downstream", "1")
+        .elicitation(|params| async move {
+            let answer =
+                if params.message.contains("colour") { json!({"color": "teal"}) } else { json!({"name": "Ada"}) };
+            Ok(ElicitResult {
+                action: "accept".into(),
+                content: Some(serde_json::from_value(answer).unwrap()),
+                meta: None,
+            })
         })
-    });
+        .roots(|| async {
+            Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///down", "name": "down"}]})).unwrap())
+        })
+        .sampling(|_| async {
+            Ok(CreateMessageResult {
+                role: Role::Assistant,
+                content: SamplingContent::Single(ContentBlock::text("from downstream")),
+                model: "m".into(),
+                stop_reason: None,
+                meta: None,
+            })
+        });
     if let Some(v) = pin {
         builder = builder.protocol_version(v);
     }
@@ -88,11 +101,10 @@ async fn forwards_everything_across_eras() {
             .await
             .unwrap();
         assert!(format!("{:?}", prompt.messages).contains("arg1='a'"), "{label}");
-        if client.era() == Era::Legacy {
-            // Upstream questions reach a legacy downstream client, whatever the upstream era.
-            let r = client.call_tool("test_sampling", json!({"prompt": "q"})).await.unwrap();
-            assert_eq!(text(&r), "LLM response: from downstream", "{label}");
-        }
+        // Upstream questions reach the downstream client, whatever the eras: a legacy one as
+        // a request, a modern one as an `input_required` round.
+        let r = client.call_tool("test_sampling", json!({"prompt": "q"})).await.unwrap();
+        assert_eq!(text(&r), "LLM response: from downstream", "{label}");
         client.close().await.unwrap();
     }
 }
@@ -124,4 +136,33 @@ async fn upstream_list_changes_reach_downstream_clients() {
     assert!(found, "the new upstream tool is listed downstream");
     let r = client.call_tool("dynamic_tool", json!({})).await.unwrap();
     assert_eq!(text(&r), "I was added at runtime.");
+}
+
+#[tokio::test]
+async fn a_modern_downstream_client_answers_upstream_questions_in_rounds() {
+    // Upstream legacy: the questions are requests to the bridge; upstream modern: they are
+    // the upstream server's own `input_required` rounds. Downstream, both become rounds.
+    for up in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let bridge = tokio::time::timeout(WAIT, bridged(Some(up))).await.unwrap();
+        let client = downstream(&bridge, Some(ProtocolVersion::V2026_07_28)).await;
+        assert_eq!(client.era(), Era::Modern);
+        let label = format!("upstream {up:?}");
+        let call = |name: &'static str| client.call_tool(name, json!({}));
+        let r = tokio::time::timeout(WAIT, call("test_input_required_result_multi_round")).await.unwrap().unwrap();
+        let out = text(&r);
+        assert!(out.starts_with("Completed two rounds:"), "{label}: {out}");
+        assert!(out.contains("Ada") && out.contains("teal"), "{label}: both answers reached upstream: {out}");
+        let r = tokio::time::timeout(WAIT, call("test_input_required_result_multiple_inputs")).await.unwrap().unwrap();
+        assert!(text(&r).starts_with("Received all inputs"), "{label}: {}", text(&r));
+        let r = tokio::time::timeout(WAIT, call("test_input_required_result_list_roots")).await.unwrap().unwrap();
+        assert!(text(&r).contains("file:///down"), "{label}: {}", text(&r));
+        // Calls in parallel keep their own rounds apart.
+        let (a, b) = tokio::join!(
+            client.call_tool("test_sampling", json!({"prompt": "a"})),
+            client.call_tool("test_input_required_result_elicitation", json!({}))
+        );
+        assert_eq!(text(&a.unwrap()), "LLM response: from downstream", "{label}");
+        assert!(text(&b.unwrap()).contains("Ada"), "{label}");
+        client.close().await.unwrap();
+    }
 }
