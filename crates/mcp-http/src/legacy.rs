@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use futures::stream;
 use mcp_protocol::jsonrpc::{Incoming, Message};
 use mcp_protocol::ErrorObject;
-use mcp_transport::{Frame, CLOSE_STREAM_HINT};
+use mcp_transport::CLOSE_STREAM_HINT;
 use tokio::sync::mpsc;
 
 use crate::events::{parse_event_id, EventStore, StreamLog};
@@ -41,7 +41,6 @@ fn expectation(incoming: &Incoming) -> Option<Expect> {
 pub(crate) async fn post_streamable(
     inner: &Arc<Inner>,
     headers_in: &HeaderMap,
-    text: &str,
     incoming: Incoming,
     version_header: Option<&str>,
 ) -> Response {
@@ -65,15 +64,11 @@ pub(crate) async fn post_streamable(
     };
     let Some(expect) = expectation(&incoming) else {
         // Notifications and responses only: nothing to answer.
-        if session.inbound.send(Ok(Frame::new(text))).await.is_err() {
-            return plain(StatusCode::NOT_FOUND, "session ended");
-        }
+        session.core.receive(incoming, None).await;
         return StatusCode::ACCEPTED.into_response();
     };
     let (tx, rx) = mpsc::channel(64);
-    if session.inbound.send(Ok(Frame { text: text.to_owned(), reply: Some(tx) })).await.is_err() {
-        return plain(StatusCode::NOT_FOUND, "session ended");
-    }
+    session.core.receive(incoming, Some(tx)).await;
     let mut extra = Vec::new();
     if created {
         if let Ok(v) = HeaderValue::from_str(&session.id) {
@@ -216,7 +211,9 @@ async fn respond_resumable(
                 if let Expect::Response(id) = &expect {
                     let cancel = serde_json::json!({"requestId": id, "reason": "timed out"});
                     let note = mcp_protocol::jsonrpc::encode_notification("notifications/cancelled", Some(&cancel));
-                    let _ = session.inbound.send(Ok(Frame::new(note))).await;
+                    if let Ok(note) = mcp_protocol::jsonrpc::decode(&note) {
+                        session.core.receive(note, None).await;
+                    }
                 }
                 return reply::timeout_response(&expect, &headers);
             }
@@ -224,9 +221,6 @@ async fn respond_resumable(
     };
     if let Some(first) = &first {
         if reply::is_final(first, &expect) {
-            if let Some(v) = reply::negotiated_version(first) {
-                *session.version.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
-            }
             return reply::json_response(StatusCode::OK, first.clone(), &headers);
         }
         if !sse_ok {
@@ -346,8 +340,10 @@ pub(crate) async fn post(
     let Ok(text) = String::from_utf8(body.to_vec()) else {
         return plain(StatusCode::BAD_REQUEST, "body is not UTF-8");
     };
-    if session.inbound.send(Ok(Frame::new(text))).await.is_err() {
-        return plain(StatusCode::NOT_FOUND, "session ended");
+    match mcp_protocol::jsonrpc::decode(&text) {
+        Ok(incoming) => session.core.receive(incoming, None).await,
+        // Answered where the session's answers go: its SSE stream.
+        Err(e) => session.file(&*inner.sessions.store, &mcp_protocol::jsonrpc::encode_error(e.id(), e.error())),
     }
     StatusCode::ACCEPTED.into_response()
 }

@@ -194,7 +194,7 @@ async fn post_mcp(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Resp
     if modern {
         modern::post(&inner, &headers, incoming).await
     } else {
-        legacy::post_streamable(&inner, &headers, text, incoming, version_header).await
+        legacy::post_streamable(&inner, &headers, incoming, version_header).await
     }
 }
 

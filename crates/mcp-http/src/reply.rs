@@ -65,21 +65,6 @@ pub(crate) fn is_final(frame: &str, expect: &Expect) -> bool {
     classify(frame, expect).is_final
 }
 
-/// The protocol version of an `initialize` result frame, if it is one.
-pub(crate) fn negotiated_version(frame: &str) -> Option<mcp_protocol::ProtocolVersion> {
-    #[derive(Deserialize)]
-    struct Init {
-        result: InitResult,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct InitResult {
-        protocol_version: String,
-    }
-    let init: Init = serde_json::from_str(frame).ok()?;
-    mcp_protocol::ProtocolVersion::parse(&init.result.protocol_version)
-}
-
 /// The HTTP status of a 2026-07-28 error response.
 pub(crate) fn modern_status(code: i64) -> StatusCode {
     match code {

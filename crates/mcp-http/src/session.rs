@@ -1,5 +1,6 @@
-//! Legacy-era sessions over HTTP: each one is a connection served by the runtime, fed by
-//! POSTs and read by the standalone GET stream (or, for HTTP+SSE, by its one SSE stream).
+//! Legacy-era sessions over HTTP: each one is a [`ServerSession`] fed by POSTs, whose own
+//! messages are filed in its standalone stream, read by the GET stream (or, for HTTP+SSE,
+//! by its one SSE stream). An idle session holds no task and no channel.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -7,22 +8,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_protocol::ProtocolVersion;
-use mcp_server::Server;
-use mcp_transport::{Connection, Inbound, CHANNEL_CAPACITY};
-use tokio::sync::mpsc;
+use mcp_server::{Server, ServerSession};
+use tokio::sync::broadcast::error::RecvError;
+
+use mcp_server::Change;
 
 use crate::events::{EventStore, SessionStreams};
 
 /// One session.
 pub(crate) struct Session {
     pub(crate) id: String,
-    pub(crate) inbound: mpsc::Sender<Inbound>,
+    /// The runtime's side of the session.
+    pub(crate) core: ServerSession,
     /// The session's SSE streams (0: the standalone stream).
     pub(crate) streams: SessionStreams,
     /// How far the standalone stream has been delivered to a GET stream.
     pub(crate) delivered: AtomicU64,
-    /// The negotiated revision, once known.
-    pub(crate) version: Mutex<Option<ProtocolVersion>>,
     /// Whether a GET stream is reading the standalone stream (only one at a time).
     pub(crate) streaming: Mutex<bool>,
     last_seen: Mutex<Instant>,
@@ -33,7 +34,7 @@ pub(crate) struct Session {
 impl Session {
     /// Whether the session's client resumes SSE streams that the server closes (2025-11-25).
     pub(crate) fn polls(&self) -> bool {
-        self.version.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+        self.core.protocol_version().is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
     }
 
     fn touch(&self) {
@@ -55,6 +56,14 @@ impl Drop for StreamSlot {
 }
 
 impl Session {
+    /// Files a message of the session's own in its standalone stream, for the GET stream.
+    pub(crate) fn file(&self, store: &dyn EventStore, frame: &str) {
+        let log = self.streams.standalone();
+        let seq = log.next_seq();
+        store.append(&self.id, 0, seq, frame);
+        log.changed.notify_waiters();
+    }
+
     /// Claims the session's one GET stream.
     pub(crate) fn claim_stream(self: &Arc<Self>) -> Option<StreamSlot> {
         let mut s = self.streaming.lock().unwrap_or_else(|e| e.into_inner());
@@ -82,6 +91,7 @@ fn new_id() -> String {
 
 impl Sessions {
     pub(crate) fn new(server: Server, idle_timeout: Duration, store: Arc<dyn EventStore>) -> Arc<Self> {
+        let mut changes = server.changes();
         let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout });
         let weak = Arc::downgrade(&sessions);
         let period = (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
@@ -92,6 +102,24 @@ impl Sessions {
                 sessions.expire_idle();
             }
         });
+        // One task tells every session of the server's changes.
+        let weak = Arc::downgrade(&sessions);
+        tokio::spawn(async move {
+            loop {
+                let changed = match changes.recv().await {
+                    Ok(change) => vec![change],
+                    Err(RecvError::Lagged(_)) => vec![Change::Tools, Change::Prompts, Change::Resources],
+                    Err(RecvError::Closed) => break,
+                };
+                let Some(sessions) = weak.upgrade() else { break };
+                let open: Vec<Arc<Session>> = sessions.map().values().cloned().collect();
+                for change in &changed {
+                    for session in &open {
+                        session.core.announce(change).await;
+                    }
+                }
+            }
+        });
         sessions
     }
 
@@ -99,33 +127,26 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Opens a session: a connection served by the runtime.
+    /// Opens a session.
     pub(crate) fn create(&self) -> Arc<Session> {
-        let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
-        let session = Arc::new(Session {
-            id: new_id(),
-            inbound: in_tx,
-            streams: SessionStreams::default(),
-            delivered: AtomicU64::new(0),
-            version: Mutex::new(None),
-            streaming: Mutex::new(false),
-            last_seen: Mutex::new(Instant::now()),
-            closed: Default::default(),
-        });
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            server.serve(Connection { incoming: in_rx, outgoing: out_tx, writer: None }).await;
-        });
-        let weak = Arc::downgrade(&session);
         let store = self.store.clone();
-        tokio::spawn(async move {
-            while let Some(frame) = out_rx.recv().await {
-                let Some(session) = weak.upgrade() else { break };
-                let log = session.streams.standalone();
-                let seq = log.next_seq();
-                store.append(&session.id, 0, seq, &frame);
-                log.changed.notify_waiters();
+        let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
+            let weak = weak.clone();
+            let core = self.server.session(move |frame| match weak.upgrade() {
+                Some(session) => {
+                    session.file(&*store, &frame);
+                    true
+                }
+                None => false,
+            });
+            Session {
+                id: new_id(),
+                core,
+                streams: SessionStreams::default(),
+                delivered: AtomicU64::new(0),
+                streaming: Mutex::new(false),
+                last_seen: Mutex::new(Instant::now()),
+                closed: Default::default(),
             }
         });
         self.map().insert(session.id.clone(), session.clone());
@@ -144,6 +165,7 @@ impl Sessions {
         match self.map().remove(id) {
             Some(s) => {
                 s.closed.cancel();
+                s.core.close();
                 self.store.forget_session(id);
                 true
             }
@@ -165,6 +187,7 @@ impl Sessions {
             if !keep {
                 tracing::debug!(session = %id, "idle session expired");
                 s.closed.cancel();
+                s.core.close();
                 self.store.forget_session(id);
             }
             keep

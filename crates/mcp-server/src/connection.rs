@@ -108,7 +108,7 @@ fn known_in(method: &str, rev: ProtocolVersion) -> bool {
 }
 
 impl ConnectionState {
-    fn new(server: Server, outbound: Outbound) -> Self {
+    pub(crate) fn new(server: Server, outbound: Outbound) -> Self {
         Self {
             server,
             outbound,
@@ -123,12 +123,29 @@ impl ConnectionState {
         }
     }
 
+    /// Ends a session that has no connection loop: what the loop does when the client goes.
+    pub(crate) fn close(&self) {
+        self.outbound.fail_all();
+        self.end_listens();
+        self.tasks_end.cancel();
+        if lock(&self.in_flight).is_empty() {
+            self.closing.cancel();
+            return;
+        }
+        // Requests already running get the grace period to finish.
+        let (grace, closing) = (self.server.inner.config.shutdown_grace, self.closing.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            closing.cancel();
+        });
+    }
+
     fn session(&self) -> Option<LegacySession> {
         lock(&self.legacy).clone()
     }
 
     /// The revision of the connection's legacy session, if it has one.
-    fn legacy_version(&self) -> Option<ProtocolVersion> {
+    pub(crate) fn legacy_version(&self) -> Option<ProtocolVersion> {
         lock(&self.legacy).as_ref().map(|s| s.version)
     }
 
@@ -392,7 +409,7 @@ impl ConnectionState {
 
     /// Tells a legacy client about a change. (Modern clients hear of changes on their
     /// `subscriptions/listen` streams, which watch the changes themselves.)
-    async fn announce(&self, change: &Change) {
+    pub(crate) async fn announce(&self, change: &Change) {
         let Some(session) = self.session() else { return };
         let caps = self.server.capabilities();
         let (method, params) = match change {
@@ -432,7 +449,6 @@ pub(crate) async fn serve(server: Server, conn: Connection) {
     let mut changes = server.inner.changes.subscribe();
     let mut tasks = JoinSet::new();
     loop {
-        let deadline = state.outbound.next_deadline();
         tokio::select! {
             frame = incoming.recv() => match frame {
                 Some(frame) => handle_frame(&state, frame, &mut tasks).await,
@@ -447,8 +463,6 @@ pub(crate) async fn serve(server: Server, conn: Connection) {
                 }
                 Err(broadcast::error::RecvError::Closed) => {}
             },
-            _ = sleep_until(deadline), if deadline.is_some() => state.outbound.expire(),
-            _ = state.outbound.deadline_changed.notified() => {}
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
@@ -469,10 +483,20 @@ pub(crate) async fn serve(server: Server, conn: Connection) {
     }
 }
 
-async fn sleep_until(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
-        None => std::future::pending().await,
+/// Where a connection's request tasks run.
+pub(crate) enum Tasks<'a> {
+    /// In the connection's set, which its end waits for.
+    Set(&'a mut JoinSet<()>),
+    /// On their own: a session with no connection loop (its closing token stops them).
+    Detached,
+}
+
+impl Tasks<'_> {
+    fn spawn(&mut self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        match self {
+            Self::Set(set) => drop(set.spawn(task)),
+            Self::Detached => drop(tokio::spawn(task)),
+        }
     }
 }
 
@@ -488,16 +512,36 @@ async fn handle_frame(state: &Arc<ConnectionState>, frame: Inbound, tasks: &mut 
             return state.send_error(None, &e).await;
         }
     };
-    let outbound = match reply {
-        Some(tx) => state.outbound.with_sink(tx),
-        None => state.outbound.clone(),
-    };
+    let outbound = state.outbound_for(reply);
     match jsonrpc::decode(&text) {
         Err(e @ (DecodeError::Parse(_) | DecodeError::Invalid(_))) => {
             outbound.send_frame(jsonrpc::encode_error(e.id(), e.error())).await;
         }
-        Ok(Incoming::Single(message)) => handle_message(state, message, outbound, tasks).await,
-        Ok(Incoming::Batch(items)) => {
+        Ok(incoming) => handle_incoming(state, incoming, outbound, Tasks::Set(tasks)).await,
+    }
+}
+
+impl ConnectionState {
+    /// Where the messages of one received frame go: `reply` (one HTTP request's stream) or
+    /// the connection.
+    pub(crate) fn outbound_for(&self, reply: Option<tokio::sync::mpsc::Sender<String>>) -> Outbound {
+        match reply {
+            Some(tx) => self.outbound.with_sink(tx),
+            None => self.outbound.clone(),
+        }
+    }
+}
+
+/// Handles one decoded message or batch; requests run as tasks on `tasks`.
+pub(crate) async fn handle_incoming(
+    state: &Arc<ConnectionState>,
+    incoming: Incoming,
+    outbound: Outbound,
+    mut tasks: Tasks<'_>,
+) {
+    match incoming {
+        Incoming::Single(message) => handle_message(state, message, outbound, &mut tasks).await,
+        Incoming::Batch(items) => {
             let allowed = state.legacy_version().is_some_and(|v| v.allows_batches());
             if !allowed {
                 let e = ErrorObject::invalid_request(
@@ -512,7 +556,7 @@ async fn handle_frame(state: &Arc<ConnectionState>, frame: Inbound, tasks: &mut 
     }
 }
 
-async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound: Outbound, tasks: &mut JoinSet<()>) {
+async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound: Outbound, tasks: &mut Tasks<'_>) {
     match message {
         Message::Request(req) if req.method == "initialize" => {
             // Inline, so that every later message sees the negotiated revision.

@@ -31,6 +31,7 @@ mod methods;
 mod outbound;
 mod registry;
 mod server;
+mod session;
 mod tasks;
 
 pub use context::Context;
@@ -38,6 +39,7 @@ pub use error::{HandlerError, HandlerResult};
 pub use input::InputRequest;
 pub use registry::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
+pub use session::ServerSession;
 pub use tasks::{
     now_ms, InMemoryTaskStore, TaskChange, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings, TaskStore,
     TaskStoreError,

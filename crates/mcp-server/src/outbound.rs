@@ -8,24 +8,54 @@ use mcp_protocol::engine::pending::PendingRequests;
 use mcp_protocol::jsonrpc::{encode_notification, encode_request};
 use mcp_protocol::{codec, ErrorObject, ProtocolVersion, RequestId};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot};
 
 type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// A function that takes a connection's messages as they are sent; `false` when nobody
+/// can receive them any more.
+pub(crate) type SinkFn = Arc<dyn Fn(String) -> bool + Send + Sync>;
+
+/// Where messages are written: a channel to a writer, or a function that files them
+/// (a session with no connection of its own stores them for its readers).
+#[derive(Clone)]
+pub(crate) enum Sink {
+    Channel(mpsc::Sender<String>),
+    Function(SinkFn),
+}
+
+impl Sink {
+    async fn send(&self, frame: String) -> bool {
+        match self {
+            Self::Channel(tx) => tx.send(frame).await.is_ok(),
+            Self::Function(f) => f(frame),
+        }
+    }
+
+    fn try_send(&self, frame: String) {
+        match self {
+            Self::Channel(tx) => drop(tx.try_send(frame)),
+            Self::Function(f) => drop(f(frame)),
+        }
+    }
+}
 
 /// Where a connection's messages go.
 #[derive(Clone)]
 pub(crate) struct Outbound {
-    tx: mpsc::Sender<String>,
+    tx: Sink,
     /// Whether `tx` is one request's stream (an HTTP response) rather than the connection.
     scoped: bool,
     pending: Arc<Mutex<PendingRequests<Waiter>>>,
-    /// Woken when a new deadline may be earlier than the one the connection sleeps until.
-    pub(crate) deadline_changed: Arc<Notify>,
 }
 
 impl Outbound {
     pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
-        Self { tx, scoped: false, pending: Arc::default(), deadline_changed: Arc::default() }
+        Self::to_sink(Sink::Channel(tx))
+    }
+
+    pub(crate) fn to_sink(tx: Sink) -> Self {
+        Self { tx, scoped: false, pending: Arc::default() }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, PendingRequests<Waiter>> {
@@ -35,20 +65,20 @@ impl Outbound {
     /// The same connection's pending requests, with messages going to another sink (the
     /// stream of one HTTP request, say).
     pub(crate) fn with_sink(&self, tx: mpsc::Sender<String>) -> Self {
-        Self { tx, scoped: true, pending: self.pending.clone(), deadline_changed: self.deadline_changed.clone() }
+        Self { tx: Sink::Channel(tx), scoped: true, pending: self.pending.clone() }
     }
 
     /// Suggests that the transport close this request's response stream for the client to
     /// resume later; nothing happens unless the stream is request-scoped.
     pub(crate) async fn hint_close_stream(&self) {
         if self.scoped {
-            let _ = self.tx.send(mcp_transport::CLOSE_STREAM_HINT.to_owned()).await;
+            self.tx.send(mcp_transport::CLOSE_STREAM_HINT.to_owned()).await;
         }
     }
 
     /// Sends one encoded frame; `false` if the connection is gone.
     pub(crate) async fn send_frame(&self, frame: String) -> bool {
-        self.tx.send(frame).await.is_ok()
+        self.tx.send(frame).await
     }
 
     /// Sends a notification shaped for `rev`.
@@ -68,15 +98,19 @@ impl Outbound {
     ) -> Result<Value, ErrorObject> {
         codec::shape_server_request_params(method, &mut params, rev);
         let (tx, rx) = oneshot::channel();
-        let id = self.pending().register(method, tx, Instant::now(), Some(timeout));
-        self.deadline_changed.notify_one();
+        // The deadline is kept here rather than in the table: sessions over HTTP have no loop to expire it.
+        let id = self.pending().register(method, tx, Instant::now(), None);
         let mut guard = CancelOnDrop { outbound: self, id: Some(id.clone()) };
         if !self.send_frame(encode_request(&id, method, Some(&params))).await {
             guard.id = None;
             self.pending().cancel(&id);
             return Err(ErrorObject::internal("connection closed"));
         }
-        let outcome = rx.await.unwrap_or_else(|_| Err(ErrorObject::internal("connection closed")));
+        let outcome = match tokio::time::timeout(timeout, rx).await {
+            Ok(answer) => answer.unwrap_or_else(|_| Err(ErrorObject::internal("connection closed"))),
+            // The guard tells the client the answer is no longer needed.
+            Err(_) => return Err(ErrorObject::internal(format!("the client did not answer {method} in time"))),
+        };
         guard.id = None;
         outcome
     }
@@ -89,19 +123,6 @@ impl Outbound {
             }
             None => tracing::debug!(%id, "ignoring a response to an unknown or finished request"),
         }
-    }
-
-    /// Fails every request whose deadline has passed.
-    pub(crate) fn expire(&self) {
-        for (id, method, waiter) in self.pending().expire(Instant::now()) {
-            tracing::debug!(%id, method, "request to the client timed out");
-            let _ = waiter.send(Err(ErrorObject::internal(format!("the client did not answer {method} in time"))));
-        }
-    }
-
-    /// The earliest deadline of a request to the client.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.pending().next_deadline()
     }
 
     /// Fails every outstanding request (the connection is closing).
@@ -123,7 +144,7 @@ impl Drop for CancelOnDrop<'_> {
         if let Some(id) = self.id.take() {
             if self.outbound.pending().cancel(&id).is_some() {
                 let params = serde_json::json!({"requestId": id, "reason": "the server no longer needs the answer"});
-                let _ = self.outbound.tx.try_send(encode_notification("notifications/cancelled", Some(&params)));
+                self.outbound.tx.try_send(encode_notification("notifications/cancelled", Some(&params)));
             }
         }
     }

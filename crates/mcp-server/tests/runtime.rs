@@ -300,9 +300,13 @@ async fn legacy_sampling_is_a_real_request_and_times_out() {
     let r = peer.recv().await;
     assert_eq!(r["result"]["content"][0]["text"], "model said via m1");
 
-    // Unanswered: the request times out and the tool reports an error; a late answer is ignored.
+    // Unanswered: the request times out, the client is told it no longer needs answering, and
+    // the tool reports an error; a late answer is ignored.
     peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}})).await;
     let req = peer.recv().await;
+    let cancelled = peer.recv().await;
+    assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
+    assert_eq!(cancelled["params"]["requestId"], req["id"], "{cancelled}");
     let r = peer.recv().await;
     assert_eq!(r["id"], 2);
     assert!(r["error"]["message"].as_str().unwrap().contains("in time"), "{r}");
