@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
-# Interop tests: the official Python and TypeScript MCP SDKs, as stdio clients, against our
-# server (`$MCP_BIN serve`).
+# Interop tests against the official Python and TypeScript MCP SDKs, both eras, both directions:
 #
-#   tests/interop/run.sh            # both clients
-#   tests/interop/run.sh python     # only one of them: python | ts
+#   python          the Python SDK 1.x client (legacy era) against `$MCP_BIN serve` on stdio
+#   ts              the TypeScript SDK 1.x client (legacy era) against `$MCP_BIN serve` on stdio
+#   python-modern   the Python SDK 2.x client (2026-07-28) against `$MCP_BIN serve --http` and
+#                   `$MCP_BIN serve` (stdio)
+#   ts-modern       the TypeScript SDK 2.x client (2026-07-28), the same two ways
+#   servers         our CLI (`$MCP_BIN info|list|call|read|prompt`) against servers written with
+#                   the Python SDK 2.x (python_server.py) and the TypeScript SDK 2.x
+#                   (ts_server.mjs), each over Streamable HTTP and stdio, detected era
+#                   (2026-07-28) and pinned legacy (--protocol-version 2025-11-25)
 #
-# Installs what it needs, idempotently (a second run installs nothing):
-#   - a Python venv at target/interop-venv with the `mcp` SDK pinned below (and its
-#     dependencies pinned too), from PyPI;
-#   - tests/interop/node_modules from package.json + package-lock.json (`npm ci`).
-# Env: MCP_BIN   the server binary (default: target/release/mcp, relative to the repo root)
-#      PYTHON    the interpreter the venv is made from (default: python3; needs >= 3.10)
-# Works from any directory. Exits non-zero if either client fails (or cannot be installed).
-# The last line is `interop: N passed, N failed`, counting the clients.
+#   tests/interop/run.sh                      # everything
+#   tests/interop/run.sh python-modern ts     # only these
+#
+# Installs what it needs, idempotently (a second run installs nothing), everything pinned:
+#   - target/interop-venv:   the Python SDK 1.x (mcp==$PY_MCP_VERSION) and its dependencies;
+#   - target/interop-venv-2: the Python SDK 2.x (mcp==$PY2_MCP_VERSION) and its dependencies;
+#   - tests/interop/node_modules from package.json + package-lock.json (`npm ci`): the 1.x SDK
+#     (@modelcontextprotocol/sdk) and the 2.x client and server packages.
+# Env: MCP_BIN   the binary (default: target/release/mcp, relative to the repo root)
+#      PYTHON    the interpreter the venvs are made from (default: python3; needs >= 3.10)
+# Works from any directory. Every server it starts listens on 127.0.0.1 only and is killed on
+# exit (trap); every client run is bounded by a timeout. Each run prints its own checks (`PASS`
+# lines, and `KNOWN-FAIL:` lines for known bugs of ours that are skipped) and its own count.
+# Exits non-zero if any run fails (or cannot be installed). The last line is
+# `interop: N passed, N failed`, counting the runs (one per client or server and transport).
 set -euo pipefail
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd -- "$here/../.." && pwd)
 cd "$root"
 
-# The Python SDK and every package it pulls in, pinned (a `pip freeze` of the venv).
+# The Python SDK 1.x and every package it pulls in, pinned (a `pip freeze` of the venv).
 PY_MCP_VERSION=1.30.0
 PY_CONSTRAINTS="
 annotated-types==0.8.0
@@ -53,62 +66,131 @@ typing_extensions==4.16.0
 uvicorn==0.54.0
 "
 VENV=$root/target/interop-venv
-CLIENT_TIMEOUT=180  # seconds; each client also bounds itself (60 s in all)
+
+# The Python SDK 2.x (revision 2026-07-28) and every package it pulls in, pinned the same way.
+PY2_MCP_VERSION=2.3.0
+PY2_CONSTRAINTS="
+annotated-types==0.8.0
+anyio==4.16.0
+attrs==26.1.0
+cffi==2.1.1
+click==8.5.1
+cryptography==50.0.2
+h11==0.16.0
+httpcore2==2.16.2
+httpx2==2.16.2
+idna==3.20
+jsonschema==4.26.0
+jsonschema-specifications==2025.9.1
+mcp==$PY2_MCP_VERSION
+mcp-types==$PY2_MCP_VERSION
+opentelemetry-api==1.45.2
+pycparser==3.12
+pydantic==2.14.3
+pydantic_core==2.50.4
+PyJWT==2.15.1
+python-multipart==0.0.34
+referencing==0.37.0
+rpds-py==2026.9.1
+sse-starlette==3.7.0
+starlette==1.10.0
+truststore==0.10.5
+typing-inspection==0.4.5
+typing_extensions==4.16.0
+uvicorn==0.54.0
+"
+VENV2=$root/target/interop-venv-2
+
+CLIENT_TIMEOUT=240  # seconds for one run; each client also bounds itself (60-90 s, 30 s a command)
+SERVER_START_TIMEOUT=30  # seconds for a server to start listening
 
 MCP_BIN=${MCP_BIN:-target/release/mcp}
 case $MCP_BIN in /*) ;; */*) MCP_BIN=$root/$MCP_BIN ;; *) MCP_BIN=$(command -v "$MCP_BIN" || echo "$MCP_BIN") ;; esac
 
+all=(python ts python-modern ts-modern servers)
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(python ts)
+[[ ${#want[@]} -gt 0 ]] || want=("${all[@]}")
 for w in "${want[@]}"; do
-  [[ $w == python || $w == ts ]] || { echo "run.sh: unknown client '$w' (python | ts)" >&2; exit 2; }
+  [[ " ${all[*]} " == *" $w "* ]] || { echo "run.sh: unknown selector '$w' (${all[*]})" >&2; exit 2; }
 done
 wants() { [[ " ${want[*]} " == *" $1 "* ]]; }
 
 log() { echo "interop: $*"; }
 
 if [[ ! -x $MCP_BIN ]]; then
-  echo "interop: the server binary $MCP_BIN is missing or not executable" \
+  echo "interop: the binary $MCP_BIN is missing or not executable" \
        "(build it with 'cargo build --release', or point MCP_BIN at it)" >&2
   exit 1
 fi
 
-setup_python() {
-  local py=${PYTHON:-python3} stamp="$VENV/.interop-installed" sig
+# --- processes we start: killed (with their process groups) whatever way we leave ------------
+work=$(mktemp -d "${TMPDIR:-/tmp}/mcp-interop.XXXXXX")
+server_pids=()
+cleanup() {
+  local pid
+  if [[ -s $work/client.pid ]]; then  # a client run still going (we were interrupted)
+    pid=$(cat "$work/client.pid")
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    sleep 1
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  for pid in "${server_pids[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  done
+  if [[ ${#server_pids[@]} -gt 0 ]]; then
+    sleep 0.3
+    for pid in "${server_pids[@]}"; do
+      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- installs ---------------------------------------------------------------------------------
+python_ok() {
+  local py=${PYTHON:-python3}
   if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
     echo "interop: $py is missing or older than 3.10 (the mcp SDK needs >= 3.10)" >&2
     return 1
   fi
-  sig=$( { "$py" -c 'import sys; print(sys.version)' && echo "$PY_CONSTRAINTS"; } | cksum) || return 1
-  if [[ -x $VENV/bin/python && -f $stamp && "$(cat "$stamp")" == "$sig" ]]; then
-    log "python venv up to date ($VENV, mcp $PY_MCP_VERSION)"
+}
+
+setup_venv() {  # VENV_DIR MCP_VERSION CONSTRAINTS
+  local venv=$1 version=$2 constraints_text=$3 py=${PYTHON:-python3} stamp="$1/.interop-installed" sig
+  python_ok || return 1
+  sig=$( { "$py" -c 'import sys; print(sys.version)' && echo "$constraints_text"; } | cksum) || return 1
+  if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$sig" ]]; then
+    log "python venv up to date ($venv, mcp $version)"
     return 0
   fi
-  log "installing mcp==$PY_MCP_VERSION into $VENV"
-  rm -rf "$VENV"
-  if ! "$py" -m venv "$VENV"; then
+  log "installing mcp==$version into $venv"
+  rm -rf "$venv"
+  if ! "$py" -m venv "$venv"; then
     # Debian's own python3 ships venv (ensurepip) in a separate package.
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
       log "python3 -m venv failed: installing Debian's python3-venv"
-      rm -rf "$VENV"
+      rm -rf "$venv"
       DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null \
         || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null; }
-      "$py" -m venv "$VENV" || return 1
+      "$py" -m venv "$venv" || return 1
     else
       return 1
     fi
   fi
-  local constraints="$VENV/interop-constraints.txt"
-  printf '%s\n' "$PY_CONSTRAINTS" > "$constraints"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    -c "$constraints" "mcp==$PY_MCP_VERSION" || return 1
+  local constraints="$venv/interop-constraints.txt"
+  printf '%s\n' "$constraints_text" > "$constraints"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    -c "$constraints" "mcp==$version" || return 1
   printf '%s' "$sig" > "$stamp"
 }
 
 setup_node() {
   local stamp="$here/node_modules/.interop-installed" sig
-  if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)' 2>/dev/null; then
-    echo "interop: node is missing or older than 18 (the TypeScript SDK needs >= 18)" >&2
+  if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then
+    echo "interop: node is missing or older than 20 (the TypeScript SDKs need >= 20)" >&2
     return 1
   fi
   sig="$(node --version) $(cksum < "$here/package.json") $(cksum < "$here/package-lock.json")"
@@ -121,35 +203,185 @@ setup_node() {
   printf '%s' "$sig" > "$stamp"
 }
 
+# Each set-up runs at most once; its outcome is remembered.
+declare -A setup_state=()
+need() {  # py1 | py2 | node
+  if [[ -z ${setup_state[$1]:-} ]]; then
+    local rc=0
+    case $1 in
+      py1) setup_venv "$VENV" "$PY_MCP_VERSION" "$PY_CONSTRAINTS" || rc=$? ;;
+      py2) setup_venv "$VENV2" "$PY2_MCP_VERSION" "$PY2_CONSTRAINTS" || rc=$? ;;
+      node) setup_node || rc=$? ;;
+    esac
+    setup_state[$1]=$rc
+  fi
+  [[ ${setup_state[$1]} == 0 ]]
+}
+
+# --- servers on loopback ----------------------------------------------------------------------
+free_port() {
+  "${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+listening() {  # PORT
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# start_server NAME COMMAND... : runs COMMAND with `{PORT}` replaced by a free port, in its own
+# process group, and waits until it listens. Sets `server_pid`, `server_url` and `server_log`.
+start_server() {
+  local name=$1 attempt port pid waited arg
+  shift
+  server_log="$work/$name.log"
+  for attempt in 1 2 3; do
+    port=$(free_port)
+    local argv=()
+    for arg in "$@"; do argv+=("${arg//\{PORT\}/$port}"); done
+    setsid "${argv[@]}" >"$server_log" 2>&1 < /dev/null &
+    pid=$!
+    server_pids+=("$pid")
+    server_pid=$pid
+    for ((waited = 0; waited < SERVER_START_TIMEOUT * 10; waited++)); do
+      if listening "$port"; then
+        server_url="http://127.0.0.1:$port/mcp"
+        log "$name listening at $server_url (pid $pid)"
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    log "$name did not start listening on port $port (attempt $attempt); its log:"
+    tail -n 20 "$server_log" | sed 's/^/    /'
+    stop_server "$pid"
+  done
+  return 1
+}
+
+stop_server() {  # PID: TERM to its process group, KILL after 3 s; then forgotten by the trap
+  kill -TERM -- "-$1" 2>/dev/null || kill -TERM "$1" 2>/dev/null || true
+  local i pid kept=()
+  for ((i = 0; i < 30; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$1" 2>/dev/null || true
+  for pid in "${server_pids[@]}"; do [[ $pid == "$1" ]] || kept+=("$pid"); done
+  server_pids=("${kept[@]}")
+}
+
+# --- runs -------------------------------------------------------------------------------------
 passed=0 failed=0
-run_client() {  # NAME COMMAND...
-  local name=$1; shift
-  log "running the $name client against $MCP_BIN serve"
-  local rc=0
-  timeout --kill-after=10 "$CLIENT_TIMEOUT" "$@" "$MCP_BIN" serve || rc=$?
+summary=()
+record() {  # NAME RC OUTPUT_FILE SECONDS_TAKEN
+  local name=$1 rc=$2 counts
+  counts=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$3" | tail -n 1 | sed -E 's/^[a-z0-9-]+: //') || true
   if [[ $rc == 0 ]]; then
-    passed=$((passed + 1)); log "PASS $name client"
+    passed=$((passed + 1)); log "PASS $name"
   else
     failed=$((failed + 1))
-    [[ $rc == 124 ]] && log "the $name client did not finish within ${CLIENT_TIMEOUT}s"
-    log "FAIL $name client (exit $rc)"
+    [[ $rc == 124 ]] && log "$name did not finish within ${CLIENT_TIMEOUT}s"
+    log "FAIL $name (exit $rc)"
+  fi
+  summary+=("$(printf '%-40s %-34s %4ss' "$name" "${counts:-no count printed}" "$4")")
+}
+
+run() {  # NAME COMMAND...
+  local name=$1 rc out="$work/run.out"
+  shift
+  log "running $name"
+  local started=$SECONDS
+  rm -f "$work/client.pid" "$work/client.rc"
+  # `timeout` makes itself a process-group leader; its pid (written first) lets the trap end the
+  # whole run. Waiting in the background keeps this shell responsive to Ctrl-C and TERM.
+  { sh -c 'echo $$ > "$0" && exec "$@"' "$work/client.pid" \
+      timeout --kill-after=10 "$CLIENT_TIMEOUT" "$@" < /dev/null 2>&1
+    echo $? > "$work/client.rc"
+  } | tee "$out" &
+  wait $! || true
+  rc=$(cat "$work/client.rc" 2>/dev/null || echo 1)
+  rm -f "$work/client.pid"
+  record "$name" "$rc" "$out" $((SECONDS - started))
+}
+
+cannot() {  # NAME WHY
+  failed=$((failed + 1)); log "FAIL $1 ($2)"
+  summary+=("$(printf '%-40s %s' "$1" "not run: $2")")
+}
+
+# run_against_http NAME SERVER_NAME SERVER_COMMAND -- CLIENT_COMMAND... : starts the server, runs
+# the client with the server's URL as its last argument, stops the server.
+run_against_http() {
+  local name=$1 sname=$2
+  shift 2
+  local server=()
+  while [[ $1 != -- ]]; do server+=("$1"); shift; done
+  shift
+  if ! start_server "$sname" "${server[@]}"; then
+    cannot "$name" "the server did not start"
+    return
+  fi
+  local pid=$server_pid
+  run "$name" "$@" "$server_url"
+  stop_server "$pid"
+  if [[ ${summary[-1]} != *", 0 failed"* ]]; then
+    log "the log of $sname:"; tail -n 30 "$server_log" | sed 's/^/    /'
   fi
 }
 
 if wants python; then
-  if setup_python; then
-    run_client python "$VENV/bin/python" "$here/python_client.py"
+  if need py1; then
+    run "python 1.x client, stdio, legacy" "$VENV/bin/python" "$here/python_client.py" "$MCP_BIN" serve
   else
-    failed=$((failed + 1)); log "FAIL python client (could not install the Python SDK)"
+    cannot "python 1.x client, stdio, legacy" "could not install the Python SDK $PY_MCP_VERSION"
   fi
 fi
 if wants ts; then
-  if setup_node; then
-    run_client ts node "$here/ts_client.mjs"
+  if need node; then
+    run "ts 1.x client, stdio, legacy" node "$here/ts_client.mjs" "$MCP_BIN" serve
   else
-    failed=$((failed + 1)); log "FAIL ts client (could not install the TypeScript SDK)"
+    cannot "ts 1.x client, stdio, legacy" "could not install the TypeScript SDKs"
+  fi
+fi
+if wants python-modern; then
+  if need py2; then
+    run_against_http "python 2.x client, http, 2026-07-28" "mcp-serve-http" \
+      "$MCP_BIN" serve --http "127.0.0.1:{PORT}" -- "$VENV2/bin/python" "$here/python_modern_client.py"
+    run "python 2.x client, stdio, 2026-07-28" "$VENV2/bin/python" "$here/python_modern_client.py" "$MCP_BIN" serve
+  else
+    cannot "python 2.x client" "could not install the Python SDK $PY2_MCP_VERSION"
+  fi
+fi
+if wants ts-modern; then
+  if need node; then
+    run_against_http "ts 2.x client, http, 2026-07-28" "mcp-serve-http" \
+      "$MCP_BIN" serve --http "127.0.0.1:{PORT}" -- node "$here/ts_modern_client.mjs"
+    run "ts 2.x client, stdio, 2026-07-28" node "$here/ts_modern_client.mjs" "$MCP_BIN" serve
+  else
+    cannot "ts 2.x client" "could not install the TypeScript SDKs"
+  fi
+fi
+if wants servers; then
+  if need py2; then
+    py2=$VENV2/bin/python
+    run_against_http "mcp CLI -> python 2.x server, http" "python-server-http" \
+      "$py2" "$here/python_server.py" --http "{PORT}" \
+      -- "$py2" "$here/cli_client.py" cli-python-http interop-python-server "$MCP_BIN"
+    run "mcp CLI -> python 2.x server, stdio" \
+      "$py2" "$here/cli_client.py" cli-python-stdio interop-python-server "$MCP_BIN" \
+      "$py2 $here/python_server.py"
+  else
+    cannot "mcp CLI -> python 2.x server" "could not install the Python SDK $PY2_MCP_VERSION"
+  fi
+  if need node && python_ok; then
+    cli_py=${PYTHON:-python3}
+    run_against_http "mcp CLI -> ts 2.x server, http" "ts-server-http" \
+      node "$here/ts_server.mjs" --http "{PORT}" \
+      -- "$cli_py" "$here/cli_client.py" cli-ts-http interop-ts-server "$MCP_BIN"
+    run "mcp CLI -> ts 2.x server, stdio" \
+      "$cli_py" "$here/cli_client.py" cli-ts-stdio interop-ts-server "$MCP_BIN" "node $here/ts_server.mjs"
+  else
+    cannot "mcp CLI -> ts 2.x server" "could not install the TypeScript SDKs (or no python3 >= 3.10)"
   fi
 fi
 
+log "summary (checks per run):"
+for line in "${summary[@]}"; do echo "    $line"; done
 echo "interop: $passed passed, $failed failed"
 [[ $failed == 0 ]]
