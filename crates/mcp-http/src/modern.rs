@@ -56,17 +56,18 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
             format!("MCP-Protocol-Version {header_version:?} does not match _meta {meta_version}"),
         );
     }
-    let schema = match req.method.as_str() {
-        "tools/call" => req
-            .params
-            .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(|n| n.as_str())
-            .and_then(|n| inner.server.tool_definition(n))
-            .map(|t| t.input_schema),
+    let tool = match req.method.as_str() {
+        "tools/call" => req.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()),
         _ => None,
     };
-    if let Err(why) = headers::check(headers_in, &req.method, req.params.as_ref(), schema.as_ref()) {
+    let checked = match tool {
+        Some(name) => inner
+            .server
+            .with_tool(name, |t| headers::check(headers_in, &req.method, req.params.as_ref(), Some(&t.input_schema)))
+            .unwrap_or_else(|| headers::check(headers_in, &req.method, req.params.as_ref(), None)),
+        None => headers::check(headers_in, &req.method, req.params.as_ref(), None),
+    };
+    if let Err(why) = checked {
         return reject(HEADER_MISMATCH, why);
     }
     let (tx, rx) = mpsc::channel(64);

@@ -70,7 +70,7 @@ pub(crate) struct ConnectionState {
     listens: Mutex<HashMap<RequestId, CancellationToken>>,
     closing: CancellationToken,
     /// Who the tasks made on this connection belong to (2025-11-25: the session).
-    pub(crate) task_owner: String,
+    task_owner: std::sync::OnceLock<String>,
     /// Cancelled when the connection ends: the handlers of its tasks stop.
     pub(crate) tasks_end: CancellationToken,
 }
@@ -118,7 +118,7 @@ impl ConnectionState {
             in_flight: Mutex::default(),
             listens: Mutex::default(),
             closing: CancellationToken::new(),
-            task_owner: crate::tasks::random_id(),
+            task_owner: std::sync::OnceLock::new(),
             tasks_end: CancellationToken::new(),
         }
     }
@@ -138,6 +138,11 @@ impl ConnectionState {
             tokio::time::sleep(grace).await;
             closing.cancel();
         });
+    }
+
+    /// Who the tasks made on this connection belong to, drawn when first needed.
+    pub(crate) fn task_owner(&self) -> &str {
+        self.task_owner.get_or_init(crate::tasks::random_id)
     }
 
     fn session(&self) -> Option<LegacySession> {
@@ -252,8 +257,7 @@ impl ConnectionState {
         {
             return Ok(None);
         }
-        let request = request_fingerprint(&req.method, req.params.as_ref());
-        let mut round = InputRound { request: request.clone(), ..InputRound::default() };
+        let mut round = InputRound::default();
         let params = req.params.as_ref();
         match params.and_then(|p| p.get("requestState")) {
             None | Some(Value::Null) => {}
@@ -262,6 +266,8 @@ impl ConnectionState {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() as u64)
                     .unwrap_or_default();
+                // Fingerprinted only here and when sealing: most requests need neither.
+                let request = request_fingerprint(&req.method, req.params.as_ref());
                 let contents =
                     self.server.inner.sealer.open(sealed, &request, None, now).map_err(ErrorObject::invalid_params)?;
                 round.answers = contents.answers;

@@ -81,8 +81,6 @@ pub(crate) fn answer_fits(method: &str, answer: &Value) -> bool {
 /// One round of a 2026-07-28 multi-round request.
 #[derive(Debug, Default)]
 pub(crate) struct InputRound {
-    /// The fingerprint of the request, which the sealed state is bound to.
-    pub(crate) request: String,
     /// Answers available in this round: earlier rounds' (from the state) and this retry's.
     pub(crate) answers: Map<String, Value>,
     /// Answers the handler used, carried into the next round's state.
@@ -238,7 +236,8 @@ impl Context {
     }
 
     /// The `input_required` result for the questions gathered, with the sealed state.
-    pub(crate) fn input_required(&self, sealer: &StateSealer, expires_at_ms: u64) -> Option<Value> {
+    /// `request` is the request's fingerprint, which the state is bound to.
+    pub(crate) fn input_required(&self, sealer: &StateSealer, expires_at_ms: u64, request: String) -> Option<Value> {
         let round = self.parts.round.as_ref()?.lock().unwrap_or_else(|e| e.into_inner());
         let requests: Map<String, Value> = round
             .asked
@@ -246,7 +245,7 @@ impl Context {
             .map(|(key, q)| (key.clone(), json!({"method": q.method(), "params": q.params()})))
             .collect();
         let state = StateContents {
-            request: round.request.clone(),
+            request,
             client: None,
             expires_at_ms,
             answers: round.used.clone(),

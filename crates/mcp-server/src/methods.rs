@@ -52,6 +52,7 @@ pub(crate) fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObje
 /// 2026-07-28 multi-round request, or the protocol error.
 pub(crate) fn outcome<T: Serialize>(
     state: &ConnectionState,
+    req: &Request,
     ctx: &Context,
     r: HandlerResult<T>,
     rev: ProtocolVersion,
@@ -65,7 +66,8 @@ pub(crate) fn outcome<T: Serialize>(
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or(u64::MAX);
-            ctx.input_required(&state.server.inner.sealer, expires)
+            let request = mcp_protocol::engine::request_state::request_fingerprint(&req.method, req.params.as_ref());
+            ctx.input_required(&state.server.inner.sealer, expires, request)
                 .ok_or_else(|| protocol_error(HandlerError::InputRequired, rev))
         }
         Err(e) => Err(protocol_error(e, rev)),
@@ -126,7 +128,7 @@ pub(crate) async fn dispatch(
             match crate::tasks::plan_tool_call(inner.tasks.as_ref(), scope, &entry.tool, p.task.as_ref())? {
                 ToolPlan::Inline => {
                     let called = call_tool_handler(entry, arguments, ctx.clone()).await;
-                    outcome(state, ctx, called, rev)
+                    outcome(state, req, ctx, called, rev)
                 }
                 ToolPlan::LegacyTask(ttl) => {
                     crate::tasks::start_tool_task(state, req, scope, ctx, entry, arguments, ttl).await
@@ -171,7 +173,7 @@ pub(crate) async fn dispatch(
                     None => Err(HandlerError::ResourceNotFound(p.uri.clone())),
                 }
             };
-            outcome(state, ctx, read, rev)
+            outcome(state, req, ctx, read, rev)
         }
         "resources/subscribe" | "resources/unsubscribe" => {
             let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
@@ -220,7 +222,7 @@ pub(crate) async fn dispatch(
                 )));
             }
             let got = (entry.handler)(arguments, ctx.clone()).await;
-            outcome(state, ctx, got, rev)
+            outcome(state, req, ctx, got, rev)
         }
         "completion/complete" => {
             // 2024-11-05 had no `completions` capability: there, having completions suffices.
@@ -267,7 +269,7 @@ pub(crate) async fn dispatch(
 /// Runs a tool's handler: arguments missing from its schema and the tool's own failures
 /// become results with `isError` (the model sees them); protocol errors stay errors.
 pub(crate) async fn call_tool_handler(
-    entry: ToolEntry,
+    entry: std::sync::Arc<ToolEntry>,
     arguments: JsonObject,
     ctx: Context,
 ) -> HandlerResult<CallToolResult> {

@@ -25,7 +25,7 @@ use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: Registry<ToolEntry>,
+    pub(crate) tools: Registry<Arc<ToolEntry>>,
     pub(crate) resources: Registry<ResourceEntry>,
     pub(crate) templates: Registry<TemplateEntry>,
     pub(crate) prompts: Registry<PromptEntry>,
@@ -247,7 +247,7 @@ impl Server {
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
         let name = tool.name.clone();
-        self.inner.tools.insert(name, ToolEntry { tool, handler: boxed1(handler) });
+        self.inner.tools.insert(name, Arc::new(ToolEntry { tool, handler: boxed1(handler) }));
         self.announce(Change::Tools);
     }
 
@@ -268,7 +268,12 @@ impl Server {
 
     /// The definition of a registered tool.
     pub fn tool_definition(&self, name: &str) -> Option<Tool> {
-        self.inner.tools.get(name).map(|e| e.tool)
+        self.inner.tools.get(name).map(|e| e.tool.clone())
+    }
+
+    /// Runs `f` on the definition of a registered tool, without copying it.
+    pub fn with_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
+        self.inner.tools.get(name).map(|e| f(&e.tool))
     }
 
     /// Removes a tool; returns whether it existed.

@@ -862,13 +862,13 @@ pub(crate) fn handler_token(
 /// Who owns the tasks a request makes and sees: the connection in the legacy era, nobody
 /// in the modern one.
 fn owner(state: &ConnectionState, scope: &RequestScope) -> Option<String> {
-    (!scope.revision.is_modern()).then(|| state.task_owner.clone())
+    (!scope.revision.is_modern()).then(|| state.task_owner().to_owned())
 }
 
 /// A handler's work as a task runs it: its result, or the panic it died of.
 type TaskWork = futures::future::BoxFuture<'static, std::thread::Result<HandlerResult<CallToolResult>>>;
 
-fn tool_work(entry: ToolEntry, arguments: JsonObject, ctx: Context) -> TaskWork {
+fn tool_work(entry: std::sync::Arc<ToolEntry>, arguments: JsonObject, ctx: Context) -> TaskWork {
     Box::pin(AssertUnwindSafe(crate::methods::call_tool_handler(entry, arguments, ctx)).catch_unwind())
 }
 
@@ -905,7 +905,7 @@ pub(crate) async fn start_tool_task(
     req: &Request,
     scope: &RequestScope,
     ctx: &Context,
-    entry: ToolEntry,
+    entry: std::sync::Arc<ToolEntry>,
     arguments: JsonObject,
     requested_ttl: Option<u64>,
 ) -> Result<Value, ErrorObject> {
@@ -964,7 +964,7 @@ pub(crate) async fn run_modern_tool(
     req: &Request,
     scope: &RequestScope,
     ctx: &Context,
-    entry: ToolEntry,
+    entry: std::sync::Arc<ToolEntry>,
     arguments: JsonObject,
     support: TaskSupport,
 ) -> Result<Value, ErrorObject> {
@@ -1008,7 +1008,7 @@ pub(crate) async fn run_modern_tool(
     });
     let asks = matches!(result, Err(HandlerError::InputRequired));
     if support != TaskSupport::Required || asks {
-        return crate::methods::outcome(state, ctx, result, scope.revision);
+        return crate::methods::outcome(state, req, ctx, result, scope.revision);
     }
     // A task-only tool that finished at once: a task, born terminal.
     let record = create_task(&runtime, state, req, scope, None).await?;
