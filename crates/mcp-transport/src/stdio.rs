@@ -3,6 +3,10 @@
 //! Reading is bounded: a line longer than the limit is skipped as it streams by (never held
 //! in memory) and reported as [`FrameError::TooLarge`]; the next line is read normally.
 //! Writing batches whatever is queued before flushing, so a burst costs one flush.
+//!
+//! This process's own stdin and stdout are served by two dedicated threads doing plain
+//! blocking I/O: tokio's stdin/stdout hand every read and write to its blocking pool, a
+//! thread handoff per message that costs more CPU than the message itself.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
@@ -11,10 +15,44 @@ use crate::{Connection, Frame, FrameError, Inbound, CHANNEL_CAPACITY, DEFAULT_MA
 
 /// A connection over this process's stdin and stdout.
 pub fn stdio() -> Connection {
-    connect(tokio::io::stdin(), tokio::io::stdout(), DEFAULT_MAX_FRAME)
+    let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
+    // Detached: a read blocked on stdin must not hold the runtime's shutdown.
+    let spawned = std::thread::Builder::new().name("mcp-stdin".into()).spawn(move || {
+        let stdin = std::io::stdin();
+        read_loop_blocking(&mut stdin.lock(), &in_tx, DEFAULT_MAX_FRAME);
+    });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the stdin thread: {e}");
+    }
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let spawned = std::thread::Builder::new().name("mcp-stdout".into()).spawn(move || {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+        'frames: while let Some(frame) = out_rx.blocking_recv() {
+            let mut next = Some(frame);
+            while let Some(frame) = next {
+                if write_line_blocking(&mut out, &frame).is_err() {
+                    break 'frames;
+                }
+                next = out_rx.try_recv().ok();
+            }
+            if std::io::Write::flush(&mut out).is_err() {
+                break;
+            }
+        }
+        drop(done_tx);
+    });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the stdout thread: {e}");
+    }
+    let writer = tokio::spawn(async move {
+        let _ = done_rx.await;
+    });
+    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer) }
 }
 
-/// A connection over any reader and writer, with a bound on the size of an inbound frame.
+/// A connection over any byte stream (a child's pipes, a socket, an in-memory duplex).
 pub fn connect<R, W>(reader: R, writer: W, max_frame: usize) -> Connection
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -27,6 +65,47 @@ where
     Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer) }
 }
 
+/// Assembles one line from buffered chunks, skipping (not holding) a line over the limit.
+struct LineAssembler<'a> {
+    line: &'a mut Vec<u8>,
+    max: usize,
+    oversized: bool,
+    any: bool,
+}
+
+impl<'a> LineAssembler<'a> {
+    fn new(line: &'a mut Vec<u8>, max: usize) -> Self {
+        line.clear();
+        Self { line, max, oversized: false, any: false }
+    }
+
+    /// Takes what it can of `buf`: how many bytes to consume, and the outcome once the line
+    /// is complete (`Ok(true)`: a line; at end of input, `Ok(false)` if nothing was read).
+    fn feed(&mut self, buf: &[u8]) -> (usize, Option<Result<bool, FrameError>>) {
+        if buf.is_empty() {
+            let end = if self.oversized { Err(FrameError::TooLarge { limit: self.max }) } else { Ok(self.any) };
+            return (0, Some(end));
+        }
+        self.any = true;
+        let (chunk, done, found) = match memchr(buf) {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        if !self.oversized {
+            if self.line.len() + chunk.len() > self.max {
+                self.oversized = true;
+                self.line.clear();
+                self.line.shrink_to(64 * 1024);
+            } else {
+                self.line.extend_from_slice(chunk);
+            }
+        }
+        let outcome =
+            found.then(|| if self.oversized { Err(FrameError::TooLarge { limit: self.max }) } else { Ok(true) });
+        (done, outcome)
+    }
+}
+
 /// Reads one line into `line` (without the newline). Returns `Ok(false)` at EOF with nothing
 /// read, and `Err(TooLarge)` after skipping a line longer than `max`.
 async fn read_frame<R: AsyncBufRead + Unpin>(
@@ -34,31 +113,28 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
     line: &mut Vec<u8>,
     max: usize,
 ) -> std::io::Result<Result<bool, FrameError>> {
-    line.clear();
-    let mut oversized = false;
-    let mut any = false;
+    let mut assembler = LineAssembler::new(line, max);
     loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(if oversized { Err(FrameError::TooLarge { limit: max }) } else { Ok(any) });
-        }
-        any = true;
-        let (chunk, done, found) = match memchr(buf) {
-            Some(i) => (&buf[..i], i + 1, true),
-            None => (buf, buf.len(), false),
-        };
-        if !oversized {
-            if line.len() + chunk.len() > max {
-                oversized = true;
-                line.clear();
-                line.shrink_to(64 * 1024);
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
+        let (done, outcome) = assembler.feed(reader.fill_buf().await?);
         reader.consume(done);
-        if found {
-            return Ok(if oversized { Err(FrameError::TooLarge { limit: max }) } else { Ok(true) });
+        if let Some(outcome) = outcome {
+            return Ok(outcome);
+        }
+    }
+}
+
+/// [`read_frame`] for a blocking reader.
+fn read_frame_blocking<R: std::io::BufRead>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Result<bool, FrameError>> {
+    let mut assembler = LineAssembler::new(line, max);
+    loop {
+        let (done, outcome) = assembler.feed(reader.fill_buf()?);
+        reader.consume(done);
+        if let Some(outcome) = outcome {
+            return Ok(outcome);
         }
     }
 }
@@ -67,23 +143,29 @@ fn memchr(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == b'\n')
 }
 
+/// What a read line becomes: `None` to skip it (blank).
+fn to_frame(line: &mut Vec<u8>) -> Option<Inbound> {
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some(match std::str::from_utf8(line) {
+        Ok(s) => Ok(Frame::new(s)),
+        Err(_) => Err(FrameError::InvalidUtf8),
+    })
+}
+
 async fn read_loop<R: AsyncBufRead + Unpin>(mut reader: R, tx: mpsc::Sender<Inbound>, max: usize) {
     let mut line = Vec::new();
     loop {
         let frame = match read_frame(&mut reader, &mut line, max).await {
             Ok(Ok(false)) => break,
-            Ok(Ok(true)) => {
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                match std::str::from_utf8(&line) {
-                    Ok(s) => Ok(Frame::new(s)),
-                    Err(_) => Err(FrameError::InvalidUtf8),
-                }
-            }
+            Ok(Ok(true)) => match to_frame(&mut line) {
+                Some(frame) => frame,
+                None => continue,
+            },
             Ok(Err(e)) => Err(e),
             Err(e) => {
                 tracing::debug!("stdio read ended: {e}");
@@ -91,6 +173,28 @@ async fn read_loop<R: AsyncBufRead + Unpin>(mut reader: R, tx: mpsc::Sender<Inbo
             }
         };
         if tx.send(frame).await.is_err() {
+            break;
+        }
+    }
+}
+
+fn read_loop_blocking<R: std::io::BufRead>(reader: &mut R, tx: &mpsc::Sender<Inbound>, max: usize) {
+    let mut line = Vec::new();
+    loop {
+        let frame = match read_frame_blocking(reader, &mut line, max) {
+            Ok(Ok(false)) => break,
+            Ok(Ok(true)) => match to_frame(&mut line) {
+                Some(frame) => frame,
+                None => continue,
+            },
+            Ok(Err(e)) => Err(e),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tracing::debug!("stdin read ended: {e}");
+                break;
+            }
+        };
+        if tx.blocking_send(frame).is_err() {
             break;
         }
     }
@@ -110,6 +214,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver
         }
     }
     let _ = writer.shutdown().await;
+}
+
+fn write_line_blocking<W: std::io::Write>(writer: &mut W, frame: &str) -> std::io::Result<()> {
+    debug_assert!(!frame.contains('\n'), "a frame must not contain a newline");
+    writer.write_all(frame.as_bytes())?;
+    writer.write_all(b"\n")
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(writer: &mut W, frame: &str) -> std::io::Result<()> {

@@ -1,0 +1,171 @@
+//! Raw baselines: the least an MCP-shaped server can do on this machine.
+//!
+//! - [`serve_http`]: a plain axum POST endpoint (any path) that parses each JSON-RPC message
+//!   with `serde_json` and answers `application/json`: `initialize` gets a minimal result and
+//!   an `Mcp-Session-Id` header, notifications get 202, `tools/call` gets its
+//!   `arguments.text` back as text content. No session is stored, no header is checked.
+//! - [`serve_pipe`]: the same answers over newline-delimited JSON on stdin/stdout, with
+//!   blocking IO and a flush only when no more input is buffered.
+//!
+//! `baseline-http` runs on tokio's multi-thread runtime, like the servers it is compared to
+//! (`mcp serve --http`, rmcp, axum applications); pinned to one core by the suite, it gets
+//! one worker thread, as they do.
+
+use anyhow::{Context as _, Result};
+use axum::body::Bytes;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+}
+
+/// What the baseline answers to one message.
+#[derive(Debug, PartialEq)]
+pub enum Reply {
+    /// A JSON-RPC response; `session` asks for an `Mcp-Session-Id` header.
+    Response {
+        /// The response body.
+        body: String,
+        /// Whether this answers `initialize`.
+        session: bool,
+    },
+    /// A notification or a response: nothing to send back (HTTP 202).
+    Accepted,
+    /// Not JSON-RPC: a parse error response.
+    Invalid(String),
+}
+
+/// Answers one message (the logic both baselines share).
+pub fn answer(bytes: &[u8]) -> Reply {
+    let msg: Message = match serde_json::from_slice(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}});
+            return Reply::Invalid(body.to_string());
+        }
+    };
+    let (Some(id), Some(method)) = (msg.id, msg.method) else { return Reply::Accepted };
+    let params = msg.params.unwrap_or(Value::Null);
+    let (result, session) = match method.as_str() {
+        "initialize" => {
+            let version = params.get("protocolVersion").cloned().unwrap_or_else(|| json!("2025-06-18"));
+            let info = json!({"name": "mcp-bench-baseline", "version": env!("CARGO_PKG_VERSION")});
+            (json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}), true)
+        }
+        "tools/call" => {
+            let text = params.pointer("/arguments/text").cloned().unwrap_or_else(|| json!(""));
+            (json!({"content": [{"type": "text", "text": text}]}), false)
+        }
+        "tools/list" => {
+            let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+            (json!({"tools": [{"name": "echo", "inputSchema": schema}]}), false)
+        }
+        _ => (json!({}), false),
+    };
+    Reply::Response { body: json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(), session }
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+async fn handle(body: Bytes) -> Response {
+    match answer(&body) {
+        Reply::Accepted => StatusCode::ACCEPTED.into_response(),
+        Reply::Invalid(body) => {
+            (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body)
+                .into_response()
+        }
+        Reply::Response { body, session } => {
+            let mut resp =
+                ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
+            if session {
+                let id = format!("baseline-{:016x}", NEXT_SESSION.fetch_add(1, Ordering::Relaxed));
+                if let Ok(v) = HeaderValue::from_str(&id) {
+                    resp.headers_mut().insert("mcp-session-id", v);
+                }
+            }
+            resp
+        }
+    }
+}
+
+/// Serves the HTTP baseline on 127.0.0.1:`port` (0 picks a free port) until killed. Prints
+/// `listening on http://127.0.0.1:PORT/mcp` on stdout once bound.
+pub fn serve_http(port: u16) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("cannot bind 127.0.0.1:{port}"))?;
+        let addr = listener.local_addr()?;
+        println!("listening on http://{addr}/mcp");
+        std::io::stdout().flush().ok();
+        // TCP_NODELAY, as `mcp serve --http` sets it: no Nagle delay on small answers.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let app = axum::Router::new().fallback(axum::routing::post(handle));
+        axum::serve(listener, app).await.context("HTTP server failed")
+    })
+}
+
+/// Serves the stdio baseline on stdin/stdout until stdin ends.
+pub fn serve_pipe() -> Result<()> {
+    let stdin = std::io::stdin();
+    let mut input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());
+    let mut output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match answer(&line) {
+            Reply::Accepted => {}
+            Reply::Invalid(body) | Reply::Response { body, .. } => {
+                output.write_all(body.as_bytes())?;
+                output.write_all(b"\n")?;
+            }
+        }
+        // Flush once nothing more is waiting: one write per batch of pipelined requests.
+        if input.buffer().is_empty() {
+            output.flush()?;
+        }
+    }
+    output.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp;
+
+    #[test]
+    fn answers_like_an_echo_server() {
+        let call = mcp::echo_call(5, "hello", mcp::MODERN_VERSION);
+        let Reply::Response { body, session } = answer(call.as_bytes()) else { panic!("no response") };
+        assert!(!session);
+        assert_eq!(mcp::check_echo(&body, 5, "hello"), Ok(true));
+        let Reply::Response { body, session } = answer(mcp::initialize(0, "2025-06-18").as_bytes()) else {
+            panic!("no response")
+        };
+        assert!(session);
+        assert_eq!(mcp::find_result(&body, 0).unwrap().unwrap()["protocolVersion"], "2025-06-18");
+        assert_eq!(answer(mcp::initialized().as_bytes()), Reply::Accepted);
+        assert!(matches!(answer(b"{oops"), Reply::Invalid(_)));
+    }
+}
