@@ -4,7 +4,8 @@
 #   modern  the SDK 2.x (speaks 2026-07-28) through
 #           `mcp proxy "npx -y @modelcontextprotocol/server-everything@..." --http 127.0.0.1:0`
 #           (server-everything speaks only the handshake era): tools, progress, resources,
-#           prompts, with 2026-07-28 on the wire (modern_client.py)
+#           prompts, and the upstream's elicitation and sampling requests reaching the SDK's
+#           callbacks as input_required rounds, with 2026-07-28 on the wire (modern_client.py)
 #   legacy  the SDK 1.x (knows nothing past 2025-11-25) through
 #           `mcp proxy "$MCP_BIN serve --modern-only" --http 127.0.0.1:0`: initialize at a legacy
 #           revision, tools, progress, sampling and elicitation put to it by the modern server,

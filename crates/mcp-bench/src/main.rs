@@ -10,6 +10,11 @@ use mcp_bench::stdio_load::{self, StdioLoad};
 use mcp_bench::suite::{self, fmt_opt, SuiteOptions};
 use mcp_bench::{baseline, mcp, report};
 use serde::Serialize;
+
+/// The same allocator as `mcp` (mimalloc), so that the raw baselines served from this binary
+/// are the ceiling for our server's setup rather than a handicap.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

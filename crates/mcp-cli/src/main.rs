@@ -5,6 +5,11 @@ use mcp_cli::reference;
 
 use std::process::ExitCode;
 
+/// mimalloc: a server's many small, short-lived allocations (one JSON tree per message)
+/// cost less than with the system allocator (measured in docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// The Model Context Protocol tool: talk to any MCP server from the shell, or run the
@@ -94,25 +99,37 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
-        Command::Serve { http, allow_hosts, modern_only } => with_runtime(|rt| match http {
-            Some(addr) => rt.block_on(serve_http(&addr, allow_hosts, modern_only)),
-            None => rt.block_on(serve_stdio(modern_only)),
-        }),
+        Command::Serve { http, allow_hosts, modern_only } => {
+            init_tracing();
+            match http {
+                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, allow_hosts, modern_only))),
+                // One client on one stream: one thread serves it with the least handing over.
+                None => with_runtime(false, |rt| rt.block_on(serve_stdio(modern_only))),
+            }
+        }
         Command::Proxy { target, http, stdio: _, allow_hosts, connect } => {
             let listen = match http {
                 Some(addr) => mcp_cli::proxy::Listen::Http { addr, allow_hosts },
                 None => mcp_cli::proxy::Listen::Stdio,
             };
-            with_runtime(|rt| rt.block_on(mcp_cli::proxy::run(&target, &connect, listen, mcp_cli::cli::interrupted())))
+            // Its own diagnostics: the -v trace of the upstream traffic.
+            let ui = mcp_cli::proxy::init_diagnostics(&connect);
+            with_runtime(true, |rt| {
+                rt.block_on(mcp_cli::proxy::run(&target, &connect, ui, listen, mcp_cli::cli::interrupted()))
+            })
         }
     }
 }
 
-/// Runs `f` on a multi-threaded runtime with diagnostics on stderr, then shuts the runtime
+/// Runs `f` on a runtime (multi-threaded, or on this thread alone), then shuts the runtime
 /// down without waiting on a blocking read of stdin (which cannot be interrupted).
-fn with_runtime(f: impl FnOnce(&tokio::runtime::Runtime) -> ExitCode) -> ExitCode {
-    init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+fn with_runtime(multi_thread: bool, f: impl FnOnce(&tokio::runtime::Runtime) -> ExitCode) -> ExitCode {
+    let mut builder = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp: cannot start the async runtime: {e}");

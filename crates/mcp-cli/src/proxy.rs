@@ -1,12 +1,20 @@
 //! `mcp proxy TARGET (--http ADDR | --stdio)`: any server, served again on stdio or on HTTP
 //! (Streamable HTTP for both eras, and HTTP+SSE), through the bridge of `mcp-bridge`.
+//!
+//! The upstream connection takes the client commands' options: `--header` and `--bearer` go
+//! on every request to an http(s) upstream, and `-v` traces the upstream traffic (and the
+//! upstream process's stderr) on stderr, as `mcp call -v` does; stdout stays the downstream
+//! protocol's alone.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use mcp_bridge::{client_builder, Bridge, CallRouter};
 
 use crate::cli::args::ConnectOptions;
-use crate::cli::target::{self, Opened};
+use crate::cli::target::{self, Opened, Target};
+use crate::cli::trace;
+use crate::cli::ui::Ui;
 
 /// Where the proxy serves.
 pub enum Listen {
@@ -38,11 +46,22 @@ fn fail(message: String) -> ExitCode {
     ExitCode::from(3)
 }
 
+/// Sets up the proxy's diagnostics on stderr (before anything is logged): the libraries'
+/// warnings, and with `-v` the upstream process's stderr lines. The returned [`Ui`] is the
+/// one [`run`] traces on.
+pub fn init_diagnostics(options: &ConnectOptions) -> Arc<Ui> {
+    let ui = Arc::new(Ui::new(options.verbose, None));
+    trace::init(ui.clone());
+    ui
+}
+
 /// Connects to `target` and serves it; returns when the downstream side ends (stdio) or on
-/// SIGTERM/SIGINT.
+/// SIGTERM/SIGINT. With `-v` (`ui.verbose()`), every message to and from the upstream server
+/// is traced on stderr.
 pub async fn run(
     target_text: &str,
     options: &ConnectOptions,
+    ui: Arc<Ui>,
     listen: Listen,
     terminated: impl std::future::Future<Output = ()>,
 ) -> ExitCode {
@@ -53,10 +72,14 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
+    if matches!(target, Target::Stdio { .. }) && !options.headers.is_empty() {
+        eprintln!("mcp proxy: --header applies to http(s) upstreams only; ignored for a server run over stdio");
+    }
     let Opened { connection, child } = match target::open(&target) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
+    let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
     let router = CallRouter::default();
     let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), &router).request_timeout(options.timeout);
     if let Some(v) = options.protocol_version {

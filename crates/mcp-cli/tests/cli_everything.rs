@@ -260,6 +260,13 @@ fn everything_http_info_and_lists() {
 fn everything_http_calls() {
     let Some(spec) = spec() else { return };
     let server = HttpEverything::start(&spec);
+    // Nothing on stderr: era detection takes the server's 400 to `server/discover` (a JSON-RPC
+    // error with `"id": null`) as the probe's answer, without a warning or a wait.
+    let r = run(&["call", &server.url, "echo", "message=quiet"]);
+    assert_eq!(r.stderr, "");
+    assert_eq!(r.stdout, "Echo: quiet\n");
+    let r = run(&["info", &server.url, "--json"]);
+    assert_eq!(r.stderr, "");
     calls(&server.url);
     // The server's sampling request, sent on the call's SSE stream, answered with --sample-reply.
     let r = run(&["call", &server.url, "trigger-sampling-request", "prompt=hello", "--sample-reply", "over http"]);

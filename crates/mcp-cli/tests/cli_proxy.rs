@@ -148,3 +148,132 @@ async fn a_legacy_client_reaches_a_modern_only_server_through_the_proxy() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2025-11-25"), "{out}");
 }
+
+/// Reads stderr to its end on a task of its own (so that a chatty proxy never blocks on it).
+fn collect(stderr: tokio::process::ChildStderr) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut BufReader::new(stderr), &mut text).await;
+        text
+    })
+}
+
+#[tokio::test]
+async fn verbose_traces_the_upstream_traffic_on_stderr_and_keeps_stdout_for_the_protocol() {
+    let upstream = format!("'{MCP}' serve");
+    let mut proxy = Command::new(MCP)
+        .args(["proxy", &upstream, "--stdio", "-v"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = collect(proxy.stderr.take().unwrap());
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.stdout.take().unwrap()).lines();
+    // A legacy client downstream: initialize, initialized, then a call.
+    let messages = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"traced through"}}}"#,
+    ];
+    for m in messages {
+        stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
+    }
+    let mut out = Vec::new();
+    let answered = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            out.push(line);
+            if v["id"] == 2 {
+                return Some(v);
+            }
+        }
+        None
+    })
+    .await
+    .expect("the call answered in time")
+    .expect("an answer to the call");
+    assert_eq!(answered["result"]["content"][0]["text"], "traced through", "{answered}");
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), proxy.wait()).await.unwrap().unwrap();
+    assert!(status.success());
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(5), stdout.next_line()).await {
+        out.push(line);
+    }
+    let err = tokio::time::timeout(Duration::from_secs(10), stderr).await.unwrap().unwrap();
+
+    // stdout: JSON-RPC messages only.
+    for line in &out {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+    }
+    assert!(out.iter().any(|l| l.contains(r#""id":1"#) && l.contains("protocolVersion")), "{out:?}");
+    // stderr: the upstream exchange, both ways (the downstream one is not traced).
+    let traced =
+        |arrow: &str, needle: &str| err.lines().any(|l| l.contains(&format!("s] {arrow} {{")) && l.contains(needle));
+    assert!(traced("→", r#""method":"server/discover""#), "{err}");
+    assert!(traced("←", r#""supportedVersions""#), "{err}");
+    assert!(traced("→", r#""method":"tools/call""#) && traced("→", "traced through"), "{err}");
+    assert!(traced("←", r#""text":"traced through""#), "{err}");
+    assert!(!err.contains(r#""clientInfo":{"name":"t""#), "the downstream side is not traced: {err}");
+}
+
+/// The headers of every request a [`recording_server`] got, in order.
+type Recorded = std::sync::Arc<std::sync::Mutex<Vec<Vec<(String, String)>>>>;
+
+/// An HTTP server on 127.0.0.1 that records the headers of every request (names in lower
+/// case) and refuses each with a 400, so that connecting to it fails after a few requests.
+fn recording_server() -> (String, Recorded) {
+    use std::io::{BufRead, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let record = record.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut headers = Vec::new();
+                let mut length = 0;
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                loop {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim_end().is_empty() {
+                        break;
+                    }
+                    if let Some((name, value)) = line.trim_end().split_once(':') {
+                        let name = name.trim().to_ascii_lowercase();
+                        if name == "content-length" {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                        headers.push((name, value.trim().to_owned()));
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                record.lock().unwrap().push(headers);
+                let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn header_and_bearer_go_to_an_http_upstream() {
+    let (url, seen) = recording_server();
+    let (code, _, err) =
+        mcp(&["proxy", &url, "--stdio", "--header", "X-Test: yes", "--bearer", "tok-123", "--timeout", "10"]).await;
+    assert_eq!(code, 3, "the upstream refuses everything: {err}");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "discover, then initialize: {seen:?}");
+    for headers in &seen {
+        let has = |name: &str, value: &str| headers.iter().any(|(n, v)| n == name && v == value);
+        assert!(has("x-test", "yes") && has("authorization", "Bearer tok-123"), "{headers:?}");
+    }
+}

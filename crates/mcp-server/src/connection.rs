@@ -33,16 +33,16 @@ use crate::server::Server;
 #[derive(Clone)]
 pub(crate) struct LegacySession {
     pub(crate) version: ProtocolVersion,
-    pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Implementation,
+    pub(crate) capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Arc<Implementation>,
 }
 
 /// How one request is to be served.
 #[derive(Clone)]
 pub(crate) struct RequestScope {
     pub(crate) revision: ProtocolVersion,
-    pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) log: LogThreshold,
 }
 
@@ -177,7 +177,7 @@ impl ConnectionState {
                     if req.method == "ping" { ProtocolVersion::LATEST_LEGACY } else { ProtocolVersion::LATEST };
                 return Ok(RequestScope {
                     revision,
-                    capabilities: ClientCapabilities::default(),
+                    capabilities: Arc::default(),
                     client_info: None,
                     log: LogThreshold::Fixed(None),
                 });
@@ -210,7 +210,12 @@ impl ConnectionState {
             .map(|v| serde_json::from_value::<LoggingLevel>(v.clone()))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
-        Ok(RequestScope { revision, capabilities, client_info, log: LogThreshold::Fixed(level) })
+        Ok(RequestScope {
+            revision,
+            capabilities: Arc::new(capabilities),
+            client_info: client_info.map(Arc::new),
+            log: LogThreshold::Fixed(level),
+        })
     }
 
     /// Answers `initialize`: negotiates the version and makes this a legacy connection.
@@ -234,7 +239,11 @@ impl ConnectionState {
         let version = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| !v.is_modern())
             .unwrap_or(ProtocolVersion::LATEST_LEGACY);
-        *legacy = Some(LegacySession { version, capabilities: params.capabilities, client_info: params.client_info });
+        *legacy = Some(LegacySession {
+            version,
+            capabilities: Arc::new(params.capabilities),
+            client_info: Arc::new(params.client_info),
+        });
         drop(legacy);
         let server = &self.server.inner;
         let result = InitializeResult {

@@ -34,8 +34,9 @@ impl LogThreshold {
 pub(crate) struct ContextParts {
     pub(crate) request_id: RequestId,
     pub(crate) revision: ProtocolVersion,
-    pub(crate) client_capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    // Shared with the session: requests do not copy what the client declared.
+    pub(crate) client_capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) log: LogThreshold,
     pub(crate) logging_enabled: bool,
@@ -81,7 +82,7 @@ impl Context {
 
     /// Who the client says it is.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.parts.client_info.as_ref()
+        self.parts.client_info.as_deref()
     }
 
     /// The token cancelled when the client cancels this request (or the connection closes).

@@ -87,7 +87,8 @@ pub(crate) async fn dispatch(
 ) -> MethodResult {
     let server = &state.server;
     let inner = &server.inner;
-    let caps = server.capabilities();
+    // Each method checks only the capability it needs: building them all is not free.
+    let offered = |yes: bool| if yes { Ok(()) } else { Err(not_offered(&req.method)) };
     let rev = scope.revision;
     let page_size = inner.config.page_size;
     match req.method.as_str() {
@@ -102,13 +103,13 @@ pub(crate) async fn dispatch(
                 .collect();
             to_value(DiscoverResult {
                 supported_versions: supported,
-                capabilities: caps,
+                capabilities: server.capabilities(),
                 instructions: inner.instructions.clone(),
                 extra: JsonObject::new(),
             })
         }
         "tools/list" => {
-            caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_tools())?;
             let p: PaginatedParams = params(req)?;
             let (tools, next_cursor) = inner
                 .tools
@@ -117,7 +118,7 @@ pub(crate) async fn dispatch(
             to_value(ListToolsResult { tools, next_cursor })
         }
         "tools/call" => {
-            caps.tools.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_tools())?;
             let p: CallToolParams = params(req)?;
             let entry = inner
                 .tools
@@ -142,7 +143,7 @@ pub(crate) async fn dispatch(
             crate::tasks::dispatch(state, req, scope).await
         }
         "resources/list" => {
-            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_resources())?;
             let p: PaginatedParams = params(req)?;
             let (resources, next_cursor) = inner
                 .resources
@@ -151,7 +152,7 @@ pub(crate) async fn dispatch(
             to_value(ListResourcesResult { resources, next_cursor })
         }
         "resources/templates/list" => {
-            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_resources())?;
             let p: PaginatedParams = params(req)?;
             let (resource_templates, next_cursor) = inner
                 .templates
@@ -160,7 +161,7 @@ pub(crate) async fn dispatch(
             to_value(ListResourceTemplatesResult { resource_templates, next_cursor })
         }
         "resources/read" => {
-            caps.resources.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_resources())?;
             let p: ResourceParams = params(req)?;
             let read = if let Some(entry) = inner.resources.get(&p.uri) {
                 (entry.handler)(p.uri.clone(), ctx.clone()).await
@@ -176,10 +177,8 @@ pub(crate) async fn dispatch(
             outcome(state, req, ctx, read, rev)
         }
         "resources/subscribe" | "resources/unsubscribe" => {
-            let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
-            if !subscribe {
-                return Err(not_offered(&req.method));
-            }
+            // Subscriptions come with resources (see Server::capabilities).
+            offered(server.offers_resources())?;
             let p: ResourceParams = params(req)?;
             let mut subs = state.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
             if req.method == "resources/subscribe" {
@@ -190,7 +189,7 @@ pub(crate) async fn dispatch(
             Ok(json!({}))
         }
         "prompts/list" => {
-            caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_prompts())?;
             let p: PaginatedParams = params(req)?;
             let (prompts, next_cursor) = inner
                 .prompts
@@ -199,7 +198,7 @@ pub(crate) async fn dispatch(
             to_value(ListPromptsResult { prompts, next_cursor })
         }
         "prompts/get" => {
-            caps.prompts.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_prompts())?;
             let p: GetPromptParams = params(req)?;
             let entry = inner
                 .prompts
@@ -226,7 +225,7 @@ pub(crate) async fn dispatch(
         }
         "completion/complete" => {
             // 2024-11-05 had no `completions` capability: there, having completions suffices.
-            caps.completions.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_completions())?;
             let p: CompleteParams = params(req)?;
             let custom = inner.completion.read().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(handler) = custom {
@@ -253,7 +252,7 @@ pub(crate) async fn dispatch(
             to_value(CompleteResult { completion: Completion::from_values(values) })
         }
         "logging/setLevel" => {
-            caps.logging.as_ref().ok_or_else(|| not_offered(&req.method))?;
+            offered(server.offers_logging())?;
             let p: SetLevelParams = params(req)?;
             *state.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(p.level);
             Ok(json!({}))

@@ -220,24 +220,51 @@ impl Server {
     /// The capabilities the server declares now.
     pub fn capabilities(&self) -> ServerCapabilities {
         let i = &self.inner;
-        let c = &i.config;
-        let has_completions = c.completions
-            || i.completion.read().map(|h| h.is_some()).unwrap_or(false)
-            || i.prompts.with_all(|m| m.values().any(|p| !p.completions.is_empty()))
-            || i.templates.with_all(|m| m.values().any(|t| !t.completions.is_empty()));
         let listed = Some(ListChangedCapability { list_changed: Some(true) });
         ServerCapabilities {
-            tools: (c.tools || !i.tools.is_empty()).then(|| listed.clone()).flatten(),
-            prompts: (c.prompts || !i.prompts.is_empty()).then(|| listed.clone()).flatten(),
-            resources: (c.resources || !i.resources.is_empty() || !i.templates.is_empty())
+            tools: self.offers_tools().then(|| listed.clone()).flatten(),
+            prompts: self.offers_prompts().then(|| listed.clone()).flatten(),
+            resources: self
+                .offers_resources()
                 .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
-            logging: c.logging.then(JsonObject::new),
-            completions: has_completions.then(JsonObject::new),
+            logging: self.offers_logging().then(JsonObject::new),
+            completions: self.offers_completions().then(JsonObject::new),
             // The codec keeps `tasks` for 2025-11-25 only and `extensions` for 2026-07-28 only.
             tasks: i.tasks.as_ref().map(|t| t.capability()),
             extensions: i.tasks.as_ref().and_then(|t| t.extensions()),
             ..ServerCapabilities::default()
         }
+    }
+
+    /// Whether the server offers tools (configured so, or some registered).
+    pub(crate) fn offers_tools(&self) -> bool {
+        self.inner.config.tools || !self.inner.tools.is_empty()
+    }
+
+    /// Whether the server offers prompts.
+    pub(crate) fn offers_prompts(&self) -> bool {
+        self.inner.config.prompts || !self.inner.prompts.is_empty()
+    }
+
+    /// Whether the server offers resources (plain or templated).
+    pub(crate) fn offers_resources(&self) -> bool {
+        let i = &self.inner;
+        i.config.resources || !i.resources.is_empty() || !i.templates.is_empty()
+    }
+
+    /// Whether the server offers logging.
+    pub(crate) fn offers_logging(&self) -> bool {
+        self.inner.config.logging
+    }
+
+    /// Whether the server offers completion (configured, a handler, or completers on
+    /// prompts or templates).
+    pub(crate) fn offers_completions(&self) -> bool {
+        let i = &self.inner;
+        i.config.completions
+            || i.completion.read().map(|h| h.is_some()).unwrap_or(false)
+            || i.prompts.with_all(|m| m.values().any(|p| !p.completions.is_empty()))
+            || i.templates.with_all(|m| m.values().any(|t| !t.completions.is_empty()))
     }
 
     /// Adds (or replaces) a tool; connected clients are told the list changed.

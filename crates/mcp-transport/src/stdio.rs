@@ -100,8 +100,8 @@ impl<'a> LineAssembler<'a> {
                 self.line.extend_from_slice(chunk);
             }
         }
-        let outcome =
-            found.then(|| if self.oversized { Err(FrameError::TooLarge { limit: self.max }) } else { Ok(true) });
+        let complete = if self.oversized { Err(FrameError::TooLarge { limit: self.max }) } else { Ok(true) };
+        let outcome = found.then_some(complete);
         (done, outcome)
     }
 }

@@ -155,6 +155,11 @@ pub enum ClientCommand {
     /// objects where the schema wants them; repeat a key to build an array); `key:=JSON`
     /// passes JSON as is; `--args` gives them all as one JSON object. Arguments that do not
     /// fit the schema are refused before the call is sent.
+    ///
+    /// The result's content is printed: text as text, images, audio and binary resources saved
+    /// to files (their paths printed). Its structured content is printed (as pretty JSON) only
+    /// when no content block is text: a tool that returns structured content should also
+    /// return it as text, which is then what is printed. `--json` prints the whole result.
     #[command(after_help = "Examples:\n  \
         mcp call \"mcp serve\" echo text=hello\n  \
         mcp call \"mcp serve\" add a=1 b=2.5              # numbers, as the schema says\n  \

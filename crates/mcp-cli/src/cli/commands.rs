@@ -15,7 +15,9 @@ use super::args::{ClientCommand, ListKind};
 use super::arguments::{self, signature, suggest};
 use super::connection::Connected;
 use super::error::{one_line, CliError, Exit};
-use super::output::{out, out_json, print_block, print_resource_contents, table, terminal_width, Saver};
+use super::output::{
+    out, out_json, print_block, print_resource_contents, print_tool_result, table, terminal_width, Saver,
+};
 
 /// How a command fails: a client error (explained with what became of the server) or an
 /// error already worded for the user.
@@ -432,21 +434,7 @@ fn print_call_result(conn: &Connected, name: &str, result: &CallToolResult, save
         }
         return Ok(());
     }
-    let structured = result.structured_content.as_ref();
-    for block in &result.content {
-        // The text copy of structured content (as the specification advises servers to
-        // send) is shown once, as the structured content.
-        if let (Some(s), Some(text)) = (structured, block.as_text()) {
-            if serde_json::from_str::<Value>(text).ok().as_ref() == Some(s) {
-                continue;
-            }
-        }
-        print_block(block, saver, name)?;
-    }
-    if let Some(s) = structured {
-        out_json(s);
-    }
-    if result.content.is_empty() && structured.is_none() {
+    if !print_tool_result(result, saver, name)? {
         conn.ui.note(&format!("tool `{name}` returned no content"));
     }
     Ok(())

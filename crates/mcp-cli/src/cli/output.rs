@@ -1,13 +1,14 @@
 //! What the client commands print on stdout: aligned tables, content blocks as people read
-//! them (text as text, structured content as pretty JSON, images, audio and binary
-//! resources saved to files with their paths printed), and raw JSON for `--json`.
+//! them (text as text; images, audio and binary resources saved to files with their paths
+//! printed; a tool's structured content as pretty JSON when no text block carries it), and
+//! raw JSON for `--json`.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use base64::Engine;
-use mcp_protocol::types::{ContentBlock, ResourceContents};
+use mcp_protocol::types::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 use super::error::{one_line, CliError};
@@ -261,6 +262,27 @@ pub fn extension(mime: Option<&str>) -> &'static str {
     }
 }
 
+/// A tool's structured content, when it is to be printed: only when no content block is
+/// text. A tool returning structured content should also return it serialized in a text
+/// block (the specification says so), so printing both would print it twice, and the text
+/// is what `mcp call … > file` is meant to capture.
+pub fn structured_to_print(result: &CallToolResult) -> Option<&Value> {
+    let has_text = result.content.iter().any(|b| b.as_text().is_some());
+    result.structured_content.as_ref().filter(|_| !has_text)
+}
+
+/// Prints a successful tool result: its content blocks, then its structured content as
+/// pretty JSON if [`structured_to_print`] says so. `stem` names saved files; `false` when
+/// there was nothing to print.
+pub fn print_tool_result(result: &CallToolResult, saver: &Saver, stem: &str) -> Result<bool, CliError> {
+    print_content(&result.content, saver, stem)?;
+    let structured = structured_to_print(result);
+    if let Some(s) = structured {
+        out_json(s);
+    }
+    Ok(!result.content.is_empty() || structured.is_some())
+}
+
 /// Prints content blocks as people read them; `stem` names saved files.
 pub fn print_content(blocks: &[ContentBlock], saver: &Saver, stem: &str) -> Result<(), CliError> {
     for block in blocks {
@@ -352,6 +374,36 @@ mod tests {
         let t = table(&["A", "B"], &long, Some(40));
         assert!(t.lines().all(|l| width(l) <= 40), "{t}");
         assert!(t.lines().count() > 3);
+    }
+
+    #[test]
+    fn structured_content_is_printed_only_without_a_text_block() {
+        let structured = serde_json::json!({"sum": 3.5});
+        // The text copy the specification asks for: the text is printed, not the JSON again.
+        let copy = CallToolResult::structured(structured.clone());
+        assert_eq!(structured_to_print(&copy), None);
+        // Text that is not a copy of it: still only the text (the content is what is printed).
+        let other_text = CallToolResult {
+            content: vec![ContentBlock::text("the sum is 3.5")],
+            structured_content: Some(structured.clone()),
+            ..CallToolResult::default()
+        };
+        assert_eq!(structured_to_print(&other_text), None);
+        // No content at all, or no text block among it: the structured content is printed.
+        let bare = CallToolResult { structured_content: Some(structured.clone()), ..CallToolResult::default() };
+        assert_eq!(structured_to_print(&bare), Some(&structured));
+        let link = serde_json::from_value::<ContentBlock>(
+            serde_json::json!({"type": "resource_link", "uri": "file:///x", "name": "x"}),
+        )
+        .unwrap();
+        let no_text = CallToolResult {
+            content: vec![link],
+            structured_content: Some(structured.clone()),
+            ..CallToolResult::default()
+        };
+        assert_eq!(structured_to_print(&no_text), Some(&structured));
+        // Nothing structured: nothing to print.
+        assert_eq!(structured_to_print(&CallToolResult::text("hi")), None);
     }
 
     #[test]

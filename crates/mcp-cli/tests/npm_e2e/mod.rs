@@ -82,11 +82,10 @@ pub fn run(args: &[&str]) -> Run {
 }
 
 /// Asserts that `mcp` failed with exit `code`, printed nothing on stdout, and said why in one
-/// line on stderr (`mcp: …`, containing `says`). Lines of the client library's own log
-/// (` WARN …`) are not the command's message and are not counted.
+/// line on stderr (`mcp: …`, containing `says`), and nothing else there.
 pub fn assert_fails(run: &Run, code: i32, says: &str) {
     assert_eq!(run.code, code, "--- stdout\n{}\n--- stderr\n{}", run.stdout, run.stderr);
-    let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim_start().starts_with("WARN ")).collect();
+    let lines: Vec<&str> = run.stderr.lines().collect();
     assert!(lines.len() == 1 && lines[0].starts_with("mcp: ") && lines[0].contains(says), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }

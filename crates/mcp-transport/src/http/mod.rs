@@ -13,7 +13,9 @@
 //!   tried as an SSE endpoint whose `endpoint` event names where to POST.
 //!
 //! Answers of every kind (JSON, SSE, errors with or without a JSON-RPC body) come back as
-//! frames; an HTTP failure of a request becomes a JSON-RPC error for it, so no call hangs.
+//! frames; an HTTP failure of a request becomes a JSON-RPC error for it, and a JSON-RPC error
+//! body naming no request (`"id": null`, as servers answer a request refused before it is
+//! read) is given the id of the request the POST carried, so no call hangs.
 //!
 //! Authorization is pluggable: an [`AuthProvider`] in [`HttpOptions::auth`] supplies the
 //! `Authorization` header of every request and is shown each 401/403 answer to a POST, and
@@ -535,6 +537,10 @@ async fn send(shared: &Arc<Shared>, frame: String, msg: Peeked, may_retry: bool)
                 shared.fail(msg.id.as_ref(), format!("HTTP {status} with no answer")).await;
             }
         } else if serde_json::from_str::<Value>(&body).is_ok_and(|v| v.is_object() || v.is_array()) {
+            let body = match (&msg.id, &msg.method) {
+                (Some(id), Some(_)) => answer_for(body, id),
+                _ => body,
+            };
             inspect_and_deliver(shared, &method, body).await;
         } else if msg.id.is_some() {
             let snippet: String = body.chars().take(200).collect();
@@ -544,6 +550,20 @@ async fn send(shared: &Arc<Shared>, frame: String, msg: Peeked, may_retry: bool)
     if let Some(id) = &msg.id {
         shared.state().in_flight.remove(id);
     }
+}
+
+/// A JSON body answering the POST of request `id`: an error in it that names no request
+/// (`"id": null`, or no id, as servers send with a 400 before they have read the request) is
+/// this request's error, since the POST carried this request alone. Anything else is
+/// passed on as it is.
+fn answer_for(body: String, id: &RequestId) -> String {
+    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&body) else { return body };
+    let names_no_request = object.get("id").is_none_or(Value::is_null);
+    if !names_no_request || object.contains_key("method") || !object.contains_key("error") {
+        return body;
+    }
+    object.insert("id".into(), id.to_value());
+    Value::Object(object).to_string()
 }
 
 async fn inspect_and_deliver(shared: &Shared, method: &str, frame: String) {
@@ -792,4 +812,30 @@ async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
         shared.closed.cancel();
     });
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_error_naming_no_request_is_the_posted_requests() {
+        let id = RequestId::from(7);
+        let answer = |body: Value| serde_json::from_str::<Value>(&answer_for(body.to_string(), &id)).unwrap();
+        let error = json!({"code": -32000, "message": "Bad Request: Server not initialized"});
+        let null_id = json!({"jsonrpc": "2.0", "error": error, "id": null});
+        assert_eq!(answer(null_id), json!({"jsonrpc": "2.0", "error": error, "id": 7}));
+        let no_id = json!({"jsonrpc": "2.0", "error": error});
+        assert_eq!(answer(no_id), json!({"jsonrpc": "2.0", "error": error, "id": 7}));
+        // An answer naming a request, a result, a request of the server, a batch: as they are.
+        for body in [
+            json!({"jsonrpc": "2.0", "error": error, "id": 3}),
+            json!({"jsonrpc": "2.0", "result": {}, "id": null}),
+            json!({"jsonrpc": "2.0", "method": "ping", "error": error}),
+            json!([{"jsonrpc": "2.0", "error": error, "id": null}]),
+        ] {
+            assert_eq!(answer(body.clone()), body);
+        }
+    }
 }
