@@ -68,7 +68,15 @@ pub(crate) async fn post_streamable(
         return StatusCode::ACCEPTED.into_response();
     };
     let (tx, rx) = mpsc::channel(64);
-    session.core.receive(incoming, Some(tx)).await;
+    let work = match incoming {
+        Incoming::Single(Message::Request(req)) if req.method != "initialize" => {
+            reply::Inline::new(session.core.request(req, tx))
+        }
+        other => {
+            session.core.receive(other, Some(tx)).await;
+            reply::Inline::idle()
+        }
+    };
     let mut extra = Vec::new();
     if created {
         if let Ok(v) = HeaderValue::from_str(&session.id) {
@@ -76,7 +84,7 @@ pub(crate) async fn post_streamable(
         }
     }
     // In the legacy era a disconnect is not a cancellation: the request runs on, its events kept.
-    respond_resumable(inner, session, rx, expect, accepts_sse(headers_in), extra).await
+    respond_resumable(inner, session, work, rx, expect, accepts_sse(headers_in), extra).await
 }
 
 fn sse_headers(r: &mut Response) {
@@ -187,6 +195,7 @@ fn reader(inner: &Inner, session: Arc<Session>, stream: u64, log: Arc<StreamLog>
 async fn respond_resumable(
     inner: &Arc<Inner>,
     session: Arc<Session>,
+    mut work: reply::Inline,
     mut rx: mpsc::Receiver<String>,
     expect: Expect,
     sse_ok: bool,
@@ -197,7 +206,7 @@ async fn respond_resumable(
     let mut close_hint = false;
     let deadline = tokio::time::Instant::now() + inner.config.request_timeout;
     let first = loop {
-        match tokio::time::timeout_at(deadline, rx.recv()).await {
+        match tokio::time::timeout_at(deadline, work.recv(&mut rx)).await {
             Ok(Some(f)) if f == CLOSE_STREAM_HINT => {
                 if resumable {
                     close_hint = true;
@@ -208,6 +217,7 @@ async fn respond_resumable(
             Ok(None) => return reply::json_response(StatusCode::ACCEPTED, String::new(), &headers),
             Err(_) => {
                 // Too slow to start answering: cancel it in the session, and say so.
+                work.detach();
                 if let Expect::Response(id) = &expect {
                     let cancel = serde_json::json!({"requestId": id, "reason": "timed out"});
                     let note = mcp_protocol::jsonrpc::encode_notification("notifications/cancelled", Some(&cancel));
@@ -227,7 +237,7 @@ async fn respond_resumable(
             // Without SSE, related messages cannot be delivered: answer with the response alone.
             let mut frame = first.clone();
             while !reply::is_final(&frame, &expect) {
-                match rx.recv().await {
+                match work.recv(&mut rx).await {
                     Some(f) => frame = f,
                     None => return reply::json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &headers),
                 }
@@ -235,6 +245,7 @@ async fn respond_resumable(
             return reply::json_response(StatusCode::OK, frame, &headers);
         }
     }
+    work.detach();
     let store = inner.sessions.store.clone();
     let (stream, log) = session.streams.open(|old| store.forget_stream(&session.id, old));
     let r = reader(inner, session.clone(), stream, log.clone(), 0);

@@ -82,10 +82,10 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         headers: Vec::new(),
     };
     let server = inner.server.clone();
-    tokio::spawn(async move {
+    let work = reply::Inline::new(async move {
         if let Some(answer) = server.serve_stateless(req, tx.clone(), cancel).await {
             let _ = tx.send(answer).await;
         }
     });
-    reply::respond(rx, plan).await
+    reply::respond(work, rx, plan).await
 }

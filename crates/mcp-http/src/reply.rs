@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use futures::stream;
+use futures::{stream, FutureExt};
 use mcp_protocol::error;
 use mcp_protocol::RequestId;
 use serde::Deserialize;
@@ -97,6 +97,53 @@ pub(crate) struct Plan {
     pub(crate) headers: Vec<(header::HeaderName, HeaderValue)>,
 }
 
+/// The work of answering a request, run in the HTTP request's own task until its first
+/// frame: most answers come at once, and then nothing is handed to another task (a
+/// spawn and a wake-up saved per call). Work still unfinished then (a streamed answer, a
+/// timeout, the client gone) goes on as a task of its own.
+pub(crate) struct Inline {
+    work: Option<futures::future::BoxFuture<'static, ()>>,
+}
+
+impl Inline {
+    pub(crate) fn new(work: impl std::future::Future<Output = ()> + Send + 'static) -> Self {
+        Self { work: Some(Box::pin(work)) }
+    }
+
+    /// No work: the frames come from elsewhere.
+    pub(crate) fn idle() -> Self {
+        Self { work: None }
+    }
+
+    /// The next frame on `rx`, running the work meanwhile.
+    pub(crate) async fn recv(&mut self, rx: &mut mpsc::Receiver<String>) -> Option<String> {
+        let Some(work) = self.work.as_mut() else { return rx.recv().await };
+        tokio::select! {
+            biased;
+            _ = work.as_mut() => {
+                self.work = None;
+                rx.recv().await
+            }
+            frame = rx.recv() => frame,
+        }
+    }
+
+    /// Lets unfinished work go on by itself.
+    pub(crate) fn detach(&mut self) {
+        if let Some(mut work) = self.work.take() {
+            if work.as_mut().now_or_never().is_none() {
+                tokio::spawn(work);
+            }
+        }
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        self.detach();
+    }
+}
+
 /// Cancels a token when dropped, unless disarmed.
 struct CancelGuard(Option<CancellationToken>);
 
@@ -144,8 +191,8 @@ pub(crate) fn timeout_response(expect: &Expect, headers: &[(header::HeaderName, 
     json_response(StatusCode::GATEWAY_TIMEOUT, mcp_protocol::jsonrpc::encode_error(id, &error), headers)
 }
 
-/// Builds the response from the frames on `rx`.
-pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Response {
+/// Builds the response from the frames `work` sends on `rx`.
+pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, plan: Plan) -> Response {
     let mut guard = CancelGuard(plan.cancel_on_close.clone());
     let status_of = |kind: &Kind| match (plan.modern, kind.error_code) {
         (true, Some(code)) => modern_status(code),
@@ -154,7 +201,7 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
     // A stateless request cannot be resumed: hints to close its stream are ignored.
     let deadline = tokio::time::Instant::now() + plan.first_frame_timeout;
     let first = loop {
-        match tokio::time::timeout_at(deadline, rx.recv()).await {
+        match tokio::time::timeout_at(deadline, work.recv(&mut rx)).await {
             Ok(Some(f)) if f == mcp_transport::CLOSE_STREAM_HINT => continue,
             Ok(Some(f)) => break f,
             Ok(None) => {
@@ -171,7 +218,7 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
         let mut kind = kind;
         // Without SSE, related messages cannot be delivered: skip them, answer with the response.
         while !kind.is_final {
-            match rx.recv().await {
+            match work.recv(&mut rx).await {
                 Some(f) => {
                     kind = classify(&f, &plan.expect);
                     frame = f;
@@ -185,6 +232,7 @@ pub(crate) async fn respond(mut rx: mpsc::Receiver<String>, plan: Plan) -> Respo
         guard.0 = None;
         return json_response(status_of(&kind), frame, &plan.headers);
     }
+    work.detach();
     let expect = plan.expect.clone();
     let keep_alive = plan.keep_alive;
     struct State {

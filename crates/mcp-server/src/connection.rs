@@ -571,6 +571,22 @@ pub(crate) async fn handle_incoming(
     }
 }
 
+/// Answering one request (not `initialize`), wherever it runs. It is registered as in
+/// flight at once, so that a cancellation arriving right behind it finds it.
+pub(crate) fn request_work(
+    state: &Arc<ConnectionState>,
+    req: Request,
+    outbound: Outbound,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let state = state.clone();
+    let cancel = state.begin(&req.id);
+    async move {
+        if let Some(frame) = state.serve_begun(req, &outbound, cancel).await {
+            outbound.send_frame(frame).await;
+        }
+    }
+}
+
 async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound: Outbound, tasks: &mut Tasks<'_>) {
     match message {
         Message::Request(req) if req.method == "initialize" => {
@@ -579,15 +595,7 @@ async fn handle_message(state: &Arc<ConnectionState>, message: Message, outbound
                 outbound.send_frame(frame).await;
             }
         }
-        Message::Request(req) => {
-            let state = state.clone();
-            let cancel = state.begin(&req.id);
-            tasks.spawn(async move {
-                if let Some(frame) = state.serve_begun(req, &outbound, cancel).await {
-                    outbound.send_frame(frame).await;
-                }
-            });
-        }
+        Message::Request(req) => tasks.spawn(request_work(state, req, outbound)),
         Message::Notification(n) => state.handle_notification(n),
         Message::Response(r) => match r.id {
             Some(id) => state.outbound.resolve(&id, r.outcome),

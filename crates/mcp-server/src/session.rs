@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use mcp_protocol::jsonrpc::Incoming;
 use mcp_protocol::ProtocolVersion;
+use mcp_protocol::Request;
 use tokio::sync::mpsc;
 
-use crate::connection::{handle_incoming, ConnectionState, Tasks};
+use crate::connection::{handle_incoming, request_work, ConnectionState, Tasks};
 use crate::outbound::{Outbound, Sink};
 use crate::registry::Change;
 use crate::server::Server;
@@ -45,6 +46,19 @@ impl ServerSession {
     pub async fn receive(&self, incoming: Incoming, reply: Option<mpsc::Sender<String>>) {
         let outbound = self.state.outbound_for(reply);
         handle_incoming(&self.state, incoming, outbound, Tasks::Detached).await;
+    }
+
+    /// The work of answering one request (anything but `initialize`, which [`Self::receive`]
+    /// answers), for the transport to run where it likes: in the task that received it,
+    /// say, saving a hand-over. Its answer and related messages go to `reply`. The request
+    /// counts as in flight (cancellable) from this call on.
+    pub fn request(
+        &self,
+        request: Request,
+        reply: mpsc::Sender<String>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let outbound = self.state.outbound_for(Some(reply));
+        request_work(&self.state, request, outbound)
     }
 
     /// Tells the session's client about a change, if its revision and subscriptions call for it.
