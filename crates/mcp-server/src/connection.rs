@@ -18,6 +18,7 @@ use mcp_protocol::types::{
 };
 use mcp_protocol::{codec, ErrorObject, ProtocolVersion, RequestId};
 use mcp_transport::{Connection, Frame, FrameError, Inbound};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::task::JoinSet;
@@ -198,16 +199,16 @@ impl ConnectionState {
             ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, format!("unsupported protocol version {requested:?}"))
                 .with_data(json!({"supported": supported, "requested": version}))
         })?;
-        let capabilities: ClientCapabilities = serde_json::from_value(capabilities.clone())
+        let capabilities: ClientCapabilities = ClientCapabilities::deserialize(capabilities)
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
         let client_info = meta
             .and_then(|m| m.get(meta_keys::CLIENT_INFO))
-            .map(|v| serde_json::from_value::<Implementation>(v.clone()))
+            .map(|v| Implementation::deserialize(v))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
         let level = meta
             .and_then(|m| m.get(meta_keys::LOG_LEVEL))
-            .map(|v| serde_json::from_value::<LoggingLevel>(v.clone()))
+            .map(|v| LoggingLevel::deserialize(v))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
         Ok(RequestScope {
@@ -304,7 +305,7 @@ impl ConnectionState {
             .as_ref()
             .and_then(|p| p.get("_meta"))
             .and_then(|m| m.get(meta_keys::PROGRESS_TOKEN))
-            .and_then(|t| serde_json::from_value::<ProgressToken>(t.clone()).ok());
+            .and_then(|t| ProgressToken::deserialize(t).ok());
         Context::new(ContextParts {
             request_id: req.id.clone(),
             revision: scope.revision,

@@ -20,6 +20,7 @@ use mcp_protocol::error::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use mcp_protocol::types::{CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult};
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::context::Context;
@@ -71,9 +72,9 @@ impl InputRequest {
 /// Whether `answer` has the shape of a result of `method` (an input request's method).
 pub(crate) fn answer_fits(method: &str, answer: &Value) -> bool {
     match method {
-        "elicitation/create" => serde_json::from_value::<ElicitResult>(answer.clone()).is_ok(),
-        "sampling/createMessage" => serde_json::from_value::<CreateMessageResult>(answer.clone()).is_ok(),
-        "roots/list" => serde_json::from_value::<ListRootsResult>(answer.clone()).is_ok(),
+        "elicitation/create" => ElicitResult::deserialize(answer).is_ok(),
+        "sampling/createMessage" => CreateMessageResult::deserialize(answer).is_ok(),
+        "roots/list" => ListRootsResult::deserialize(answer).is_ok(),
         _ => false,
     }
 }

@@ -20,11 +20,12 @@ use crate::registry::ToolEntry;
 type MethodResult = Result<Value, ErrorObject>;
 
 fn params<T: DeserializeOwned>(req: &Request) -> Result<T, ErrorObject> {
-    let value = match &req.params {
-        Some(v) => v.clone(),
-        None => json!({}),
+    // Read in place: the params (a tool's arguments, say) are not copied first.
+    let parsed = match &req.params {
+        Some(v) => T::deserialize(v),
+        None => T::deserialize(&Value::Object(serde_json::Map::new())),
     };
-    serde_json::from_value(value).map_err(|e| ErrorObject::invalid_params(format!("{}: {e}", req.method)))
+    parsed.map_err(|e| ErrorObject::invalid_params(format!("{}: {e}", req.method)))
 }
 
 fn to_value<T: Serialize>(v: T) -> MethodResult {
