@@ -203,12 +203,12 @@ impl ConnectionState {
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
         let client_info = meta
             .and_then(|m| m.get(meta_keys::CLIENT_INFO))
-            .map(|v| Implementation::deserialize(v))
+            .map(Implementation::deserialize)
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
         let level = meta
             .and_then(|m| m.get(meta_keys::LOG_LEVEL))
-            .map(|v| LoggingLevel::deserialize(v))
+            .map(LoggingLevel::deserialize)
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
         Ok(RequestScope {
