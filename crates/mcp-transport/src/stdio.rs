@@ -4,17 +4,52 @@
 //! in memory) and reported as [`FrameError::TooLarge`]; the next line is read normally.
 //! Writing batches whatever is queued before flushing, so a burst costs one flush.
 //!
-//! This process's own stdin and stdout are served by two dedicated threads doing plain
-//! blocking I/O: tokio's stdin/stdout hand every read and write to its blocking pool, a
-//! thread handoff per message that costs more CPU than the message itself.
+//! This process's own stdin and stdout, when both are pipes (as when an MCP client starts
+//! the server), are made non-blocking and driven by the runtime itself: no thread hand-over
+//! at all. Otherwise (a terminal, a file) two dedicated threads do plain blocking I/O:
+//! tokio's stdin/stdout hand every read and write to its blocking pool, a thread hand-over
+//! per message that costs more CPU than the message itself.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
 use crate::{Connection, Frame, FrameError, Inbound, CHANNEL_CAPACITY, DEFAULT_MAX_FRAME};
 
-/// A connection over this process's stdin and stdout.
+/// A connection over this process's stdin and stdout. Call it inside a tokio runtime with
+/// I/O enabled (as `#[tokio::main]` builds).
 pub fn stdio() -> Connection {
+    #[cfg(unix)]
+    if let Some(conn) = stdio_pipes() {
+        return conn;
+    }
+    stdio_threads()
+}
+
+/// stdin and stdout as non-blocking pipes on the runtime, if both are pipes.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<Connection> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let is_pipe = |fd: &std::os::fd::OwnedFd| {
+        fd.try_clone()
+            .ok()
+            .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+            .is_some_and(|m| m.file_type().is_fifo())
+    };
+    // Both or neither: a half-converted stdin would be non-blocking under the thread reader.
+    if !is_pipe(&input) || !is_pipe(&output) {
+        return None;
+    }
+    let reader = pipe::Receiver::from_owned_fd(input).ok()?;
+    let writer = pipe::Sender::from_owned_fd(output).ok()?;
+    Some(connect(reader, writer, DEFAULT_MAX_FRAME))
+}
+
+/// stdin and stdout served by two dedicated threads.
+fn stdio_threads() -> Connection {
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
     // Detached: a read blocked on stdin must not hold the runtime's shutdown.
