@@ -47,9 +47,33 @@ struct Kind {
     error_code: Option<i64>,
 }
 
+/// Recognizes a success response to `id` as our encoder writes it
+/// (`{"jsonrpc":"2.0","id":<id>,"result":…`) without parsing the frame; `None` when the frame
+/// is anything else (then it is parsed).
+fn fast_success(frame: &str, id: &RequestId) -> Option<bool> {
+    let rest = frame.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
+    let rest = match id {
+        RequestId::Number(n) => {
+            let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))?;
+            (rest[..digits].parse::<i64>().ok()? == *n).then_some(&rest[digits..])?
+        }
+        RequestId::String(s) if !s.contains(['"', '\\']) && !s.chars().any(char::is_control) => {
+            let quoted = rest.strip_prefix('"')?.strip_prefix(s.as_str())?;
+            quoted.strip_prefix('"')?
+        }
+        RequestId::String(_) => return None,
+    };
+    rest.starts_with(r#","result":"#).then_some(true)
+}
+
 fn classify(frame: &str, expect: &Expect) -> Kind {
     if frame.starts_with('[') {
         return Kind { is_final: matches!(expect, Expect::Batch), error_code: None };
+    }
+    if let Expect::Response(id) = expect {
+        if fast_success(frame, id) == Some(true) {
+            return Kind { is_final: true, error_code: None };
+        }
     }
     match (serde_json::from_str::<Peek>(frame), expect) {
         (Ok(p), Expect::Response(id)) if p.method.is_none() => Kind {
@@ -270,4 +294,34 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
         Some((Ok(sse::event(None, Some("message"), &frame)), s))
     });
     sse_response(Body::from_stream(body), &plan.headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_protocol::jsonrpc::{encode_notification, encode_request, encode_result};
+    use serde_json::json;
+
+    #[test]
+    fn our_encoded_success_responses_are_recognized_without_parsing() {
+        for id in [RequestId::Number(7), RequestId::Number(-3), RequestId::String("a-1".into())] {
+            let frame = encode_result(&id, &json!({"content": []}));
+            assert_eq!(fast_success(&frame, &id), Some(true), "{frame}");
+            assert!(classify(&frame, &Expect::Response(id.clone())).is_final);
+        }
+        // Another id, a request or a notification from the server: never taken for the answer.
+        let other = encode_result(&RequestId::Number(70), &json!({}));
+        assert_eq!(fast_success(&other, &RequestId::Number(7)), None);
+        assert!(!classify(&other, &Expect::Response(RequestId::Number(7))).is_final);
+        let request = encode_request(&RequestId::Number(7), "sampling/createMessage", Some(&json!({})));
+        assert_eq!(fast_success(&request, &RequestId::Number(7)), None);
+        assert!(!classify(&request, &Expect::Response(RequestId::Number(7))).is_final);
+        let note = encode_notification("notifications/progress", Some(&json!({})));
+        assert!(!classify(&note, &Expect::Response(RequestId::Number(7))).is_final);
+        // Ids the fast path does not read are parsed instead, with the same outcome.
+        let odd = RequestId::String("q\"uote".into());
+        let frame = encode_result(&odd, &json!({}));
+        assert_eq!(fast_success(&frame, &odd), None);
+        assert!(classify(&frame, &Expect::Response(odd)).is_final);
+    }
 }
