@@ -16,8 +16,9 @@
 #   tests/e2e/run.sh modern legacy   # some of them
 #
 # Installs what it needs, idempotently (a second run installs nothing): two Python venvs,
-# target/e2e-venv (mcp 2.x) and target/e2e-venv-legacy (mcp 1.x), each with every package
-# pinned (a `pip freeze` of it, below). npx fetches server-everything on first use.
+# target/interop-venv-2 (mcp 2.x) and target/interop-venv (mcp 1.x), shared with
+# tests/interop/run.sh, each with every package pinned (tests/python/mcp-VERSION.txt).
+# npx fetches server-everything on first use.
 # Env: MCP_BIN             the mcp binary (default: target/release/mcp, relative to the repo root)
 #      PYTHON              the interpreter the venvs are made from (default: python3; >= 3.10)
 #      MCP_E2E_EVERYTHING  the server-everything package spec (default: the pinned one below)
@@ -32,73 +33,15 @@ cd "$root"
 
 EVERYTHING=${MCP_E2E_EVERYTHING:-@modelcontextprotocol/server-everything@2026.8.31}
 
-# The modern SDK and every package it pulls in, pinned (a `pip freeze` of the venv).
+# The modern and the legacy Python SDK, each with every package it pulls in pinned in
+# tests/python/mcp-VERSION.txt; installed by tests/lib/python_venv.sh.
+# shellcheck source=../lib/python_venv.sh
+source "$root/tests/lib/python_venv.sh"
 PY_MCP_VERSION=2.3.0
-PY_CONSTRAINTS="
-annotated-types==0.8.0
-anyio==4.16.0
-attrs==26.1.0
-cffi==2.1.1
-click==8.5.1
-cryptography==50.0.2
-h11==0.16.0
-httpcore2==2.16.2
-httpx2==2.16.2
-idna==3.20
-jsonschema==4.26.0
-jsonschema-specifications==2025.9.1
-mcp==$PY_MCP_VERSION
-mcp-types==$PY_MCP_VERSION
-opentelemetry-api==1.45.2
-pycparser==3.12
-pydantic==2.14.3
-pydantic_core==2.50.4
-PyJWT==2.15.1
-python-multipart==0.0.34
-referencing==0.37.0
-rpds-py==2026.9.1
-sse-starlette==3.7.0
-starlette==1.10.0
-truststore==0.10.5
-typing-inspection==0.4.5
-typing_extensions==4.16.0
-uvicorn==0.54.0
-"
-# The legacy SDK (the one tests/interop runs), pinned the same way.
 PY_LEGACY_VERSION=1.30.0
-PY_LEGACY_CONSTRAINTS="
-annotated-types==0.8.0
-anyio==4.16.0
-attrs==26.1.0
-certifi==2026.10.18
-cffi==2.1.1
-click==8.5.1
-cryptography==50.0.2
-h11==0.16.0
-httpcore==1.0.9
-httpx==0.28.1
-httpx-sse==0.4.3
-idna==3.20
-jsonschema==4.26.0
-jsonschema-specifications==2025.9.1
-mcp==$PY_LEGACY_VERSION
-pycparser==3.12
-pydantic==2.14.3
-pydantic-settings==2.16.3
-pydantic_core==2.50.4
-PyJWT==2.15.1
-python-dotenv==1.2.4
-python-multipart==0.0.34
-referencing==0.37.0
-rpds-py==2026.9.1
-sse-starlette==3.7.0
-starlette==1.10.0
-typing-inspection==0.4.5
-typing_extensions==4.16.0
-uvicorn==0.54.0
-"
-VENV=$root/target/e2e-venv
-LEGACY_VENV=$root/target/e2e-venv-legacy
+# The same venvs as tests/interop/run.sh (same pins): installed once for both.
+VENV=$root/target/interop-venv-2
+LEGACY_VENV=$root/target/interop-venv
 START_TIMEOUT=180  # seconds for a proxy to be serving (npx may download the package first)
 CLIENT_TIMEOUT=150 # seconds for one client script (each bounds itself to 90 s as well)
 
@@ -164,39 +107,7 @@ start() {
   return 1
 }
 
-# ---- the venvs ----
-
-# setup_venv DIR VERSION CONSTRAINTS
-setup_venv() {
-  local dir=$1 version=$2 constraints=$3 py=${PYTHON:-python3} stamp="$1/.e2e-installed" sig
-  if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-    echo "e2e-bridge: $py is missing or older than 3.10 (the mcp SDK needs >= 3.10)" >&2
-    return 1
-  fi
-  sig=$( { "$py" -c 'import sys; print(sys.version)' && echo "$constraints"; } | cksum) || return 1
-  if [[ -x $dir/bin/python && -f $stamp && "$(cat "$stamp")" == "$sig" ]]; then
-    log "venv up to date ($dir, mcp $version)"
-    return 0
-  fi
-  log "installing mcp==$version into $dir"
-  rm -rf "$dir"
-  if ! "$py" -m venv "$dir"; then
-    # Debian's own python3 ships venv (ensurepip) in a separate package.
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-      log "python3 -m venv failed: installing Debian's python3-venv"
-      rm -rf "$dir"
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null \
-        || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null; }
-      "$py" -m venv "$dir" || return 1
-    else
-      return 1
-    fi
-  fi
-  printf '%s\n' "$constraints" > "$dir/e2e-constraints.txt"
-  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    -c "$dir/e2e-constraints.txt" "mcp==$version" || return 1
-  printf '%s' "$sig" > "$stamp"
-}
+# ---- the venvs: setup_mcp_venv, from tests/lib/python_venv.sh ----
 
 # ---- the cases ----
 
@@ -227,7 +138,7 @@ expect_upstream() {
 }
 
 if wants modern; then
-  if ! setup_venv "$VENV" "$PY_MCP_VERSION" "$PY_CONSTRAINTS"; then
+  if ! setup_mcp_venv "$VENV" "$PY_MCP_VERSION"; then
     fail modern "could not install mcp==$PY_MCP_VERSION"
   elif ! start proxy-everything "$MCP_BIN" proxy "npx -y $EVERYTHING" --http 127.0.0.1:0 --timeout 150; then
     fail modern "the proxy did not start"
@@ -241,7 +152,7 @@ fi
 
 if wants legacy || wants control; then
   legacy_ok=1
-  setup_venv "$LEGACY_VENV" "$PY_LEGACY_VERSION" "$PY_LEGACY_CONSTRAINTS" || legacy_ok=0
+  setup_mcp_venv "$LEGACY_VENV" "$PY_LEGACY_VERSION" || legacy_ok=0
 fi
 
 if wants legacy; then

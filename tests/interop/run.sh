@@ -32,73 +32,13 @@ here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd -- "$here/../.." && pwd)
 cd "$root"
 
-# The Python SDK 1.x and every package it pulls in, pinned (a `pip freeze` of the venv).
+# The Python SDKs 1.x and 2.x (revision 2026-07-28), each with every package it pulls in
+# pinned in tests/python/mcp-VERSION.txt (a `pip freeze`); installed by tests/lib/python_venv.sh.
+# shellcheck source=../lib/python_venv.sh
+source "$root/tests/lib/python_venv.sh"
 PY_MCP_VERSION=1.30.0
-PY_CONSTRAINTS="
-annotated-types==0.8.0
-anyio==4.16.0
-attrs==26.1.0
-certifi==2026.10.18
-cffi==2.1.1
-click==8.5.1
-cryptography==50.0.2
-h11==0.16.0
-httpcore==1.0.9
-httpx==0.28.1
-httpx-sse==0.4.3
-idna==3.20
-jsonschema==4.26.0
-jsonschema-specifications==2025.9.1
-mcp==$PY_MCP_VERSION
-pycparser==3.12
-pydantic==2.14.3
-pydantic-settings==2.16.3
-pydantic_core==2.50.4
-PyJWT==2.15.1
-python-dotenv==1.2.4
-python-multipart==0.0.34
-referencing==0.37.0
-rpds-py==2026.9.1
-sse-starlette==3.7.0
-starlette==1.10.0
-typing-inspection==0.4.5
-typing_extensions==4.16.0
-uvicorn==0.54.0
-"
 VENV=$root/target/interop-venv
-
-# The Python SDK 2.x (revision 2026-07-28) and every package it pulls in, pinned the same way.
 PY2_MCP_VERSION=2.3.0
-PY2_CONSTRAINTS="
-annotated-types==0.8.0
-anyio==4.16.0
-attrs==26.1.0
-cffi==2.1.1
-click==8.5.1
-cryptography==50.0.2
-h11==0.16.0
-httpcore2==2.16.2
-httpx2==2.16.2
-idna==3.20
-jsonschema==4.26.0
-jsonschema-specifications==2025.9.1
-mcp==$PY2_MCP_VERSION
-mcp-types==$PY2_MCP_VERSION
-opentelemetry-api==1.45.2
-pycparser==3.12
-pydantic==2.14.3
-pydantic_core==2.50.4
-PyJWT==2.15.1
-python-multipart==0.0.34
-referencing==0.37.0
-rpds-py==2026.9.1
-sse-starlette==3.7.0
-starlette==1.10.0
-truststore==0.10.5
-typing-inspection==0.4.5
-typing_extensions==4.16.0
-uvicorn==0.54.0
-"
 VENV2=$root/target/interop-venv-2
 
 CLIENT_TIMEOUT=240  # seconds for one run; each client also bounds itself (60-90 s, 30 s a command)
@@ -158,35 +98,6 @@ python_ok() {
   fi
 }
 
-setup_venv() {  # VENV_DIR MCP_VERSION CONSTRAINTS
-  local venv=$1 version=$2 constraints_text=$3 py=${PYTHON:-python3} stamp="$1/.interop-installed" sig
-  python_ok || return 1
-  sig=$( { "$py" -c 'import sys; print(sys.version)' && echo "$constraints_text"; } | cksum) || return 1
-  if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$sig" ]]; then
-    log "python venv up to date ($venv, mcp $version)"
-    return 0
-  fi
-  log "installing mcp==$version into $venv"
-  rm -rf "$venv"
-  if ! "$py" -m venv "$venv"; then
-    # Debian's own python3 ships venv (ensurepip) in a separate package.
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-      log "python3 -m venv failed: installing Debian's python3-venv"
-      rm -rf "$venv"
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null \
-        || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null; }
-      "$py" -m venv "$venv" || return 1
-    else
-      return 1
-    fi
-  fi
-  local constraints="$venv/interop-constraints.txt"
-  printf '%s\n' "$constraints_text" > "$constraints"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    -c "$constraints" "mcp==$version" || return 1
-  printf '%s' "$sig" > "$stamp"
-}
-
 setup_node() {
   local stamp="$here/node_modules/.interop-installed" sig
   if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then
@@ -209,8 +120,8 @@ need() {  # py1 | py2 | node
   if [[ -z ${setup_state[$1]:-} ]]; then
     local rc=0
     case $1 in
-      py1) setup_venv "$VENV" "$PY_MCP_VERSION" "$PY_CONSTRAINTS" || rc=$? ;;
-      py2) setup_venv "$VENV2" "$PY2_MCP_VERSION" "$PY2_CONSTRAINTS" || rc=$? ;;
+      py1) setup_mcp_venv "$VENV" "$PY_MCP_VERSION" || rc=$? ;;
+      py2) setup_mcp_venv "$VENV2" "$PY2_MCP_VERSION" || rc=$? ;;
       node) setup_node || rc=$? ;;
     esac
     setup_state[$1]=$rc
