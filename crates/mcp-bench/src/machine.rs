@@ -68,19 +68,9 @@ pub fn cpu_model(cpuinfo: &str) -> Option<String> {
 
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn utc_datetime(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    // The protocol's RFC 3339 formatter, without its (here always zero) milliseconds.
+    let with_millis = mcp_protocol::types::iso8601_from_unix_ms(secs.saturating_mul(1000));
+    format!("{}Z", with_millis.trim_end_matches("Z").trim_end_matches(".000"))
 }
 
 #[cfg(test)]

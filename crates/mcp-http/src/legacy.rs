@@ -219,11 +219,7 @@ async fn respond_resumable(
                 // Too slow to start answering: cancel it in the session, and say so.
                 work.detach();
                 if let Expect::Response(id) = &expect {
-                    let cancel = serde_json::json!({"requestId": id, "reason": "timed out"});
-                    let note = mcp_protocol::jsonrpc::encode_notification("notifications/cancelled", Some(&cancel));
-                    if let Ok(note) = mcp_protocol::jsonrpc::decode(&note) {
-                        session.core.receive(note, None).await;
-                    }
+                    session.core.cancel(id);
                 }
                 return reply::timeout_response(&expect, &headers);
             }

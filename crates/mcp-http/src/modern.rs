@@ -60,13 +60,12 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         "tools/call" => req.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()),
         _ => None,
     };
-    let checked = match tool {
-        Some(name) => inner
-            .server
-            .with_tool(name, |t| headers::check(headers_in, &req.method, req.params.as_ref(), Some(&t.input_schema)))
-            .unwrap_or_else(|| headers::check(headers_in, &req.method, req.params.as_ref(), None)),
-        None => headers::check(headers_in, &req.method, req.params.as_ref(), None),
+    let check = |schema: Option<&mcp_protocol::types::JsonObject>| {
+        headers::check(headers_in, &req.method, req.params.as_ref(), schema)
     };
+    // The tool's schema is read in place (it names the `x-mcp-header` parameters).
+    let checked = tool.and_then(|name| inner.server.with_tool(name, |t| check(Some(&t.input_schema))));
+    let checked = checked.unwrap_or_else(|| check(None));
     if let Err(why) = checked {
         return reject(HEADER_MISMATCH, why);
     }

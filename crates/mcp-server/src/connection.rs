@@ -410,7 +410,12 @@ impl ConnectionState {
             tracing::debug!("cancellation without a usable request id ignored");
             return;
         };
-        if let Some(token) = lock(&self.in_flight).get(&id) {
+        self.cancel(&id);
+    }
+
+    /// Cancels the request `id` if it is in flight.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        if let Some(token) = lock(&self.in_flight).get(id) {
             token.cancel();
         }
     }

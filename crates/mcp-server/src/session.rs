@@ -61,6 +61,11 @@ impl ServerSession {
         request_work(&self.state, request, outbound)
     }
 
+    /// Cancels a request of this session that is in flight (the transport gave up on it).
+    pub fn cancel(&self, id: &mcp_protocol::RequestId) {
+        self.state.cancel(id);
+    }
+
     /// Tells the session's client about a change, if its revision and subscriptions call for it.
     pub async fn announce(&self, change: &Change) {
         self.state.announce(change).await;
