@@ -47,8 +47,8 @@ pub fn markdown(results: &SuiteResults, charts: &[String]) -> String {
     let _ = writeln!(md, "| rustc | {} |", m.rustc);
     let _ = writeln!(
         md,
-        "| settings | {} run(s) per figure (median shown), {} s measured after {} s warm-up; HTTP clients {:?}; \
-         idle sessions {:?}; stdio in flight {:?}; spawn ×{} |",
+        "| settings | {} run(s) per figure (median shown; servers in interleaved rounds), {} s measured after {} s \
+         warm-up; HTTP clients {:?}; idle sessions {:?}; stdio in flight {:?}; spawn ×{} |",
         s.runs, s.duration_s, s.warmup_s, s.clients, s.session_counts, s.inflight, s.spawn_repeat
     );
 
@@ -126,6 +126,12 @@ one core of server does.
   calls with 1 in flight (round trips) and 64 in flight (pipelined).
 - **Spawn to first call**: from `spawn` to the first correct `tools/call` answer (after
   `initialize` and `notifications/initialized`) over stdio.
+- **Runs**: each figure is the median of several runs (see settings below). The servers are
+  measured in interleaved rounds: round k does run k of every measurement of every server, in
+  the servers file's order on odd rounds and in reverse on even ones (an HTTP server process
+  serves one mode for one round), then spawn to first call of every server in one last round;
+  so the machine's drift during the suite spreads over all servers instead of shifting the
+  ratios between them.
 - **Baselines**: `baseline-axum` is a plain axum POST endpoint that parses the JSON-RPC body
   with serde_json and answers the same shapes (tokio multi-thread runtime, like the servers);
   `baseline-pipe` does the same over stdin/stdout. They are the ceiling on this machine;

@@ -13,7 +13,7 @@ use crate::{chart, mcp, report};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -148,7 +148,7 @@ pub struct HttpCase {
 }
 
 /// One stdio case (calls in flight) of one server.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StdioCase {
     /// Calls in flight.
     pub inflight: usize,
@@ -159,7 +159,7 @@ pub struct StdioCase {
 }
 
 /// One memory case (number of sessions) of one server.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemoryCase {
     /// Sessions opened.
     pub count: usize,
@@ -285,6 +285,7 @@ pub async fn run(opts: &SuiteOptions, pinning: Pinning) -> Result<SuiteResults> 
     };
     // Server output goes under target/, never into the results directory.
     let logs = root.join("target").join("bench-logs");
+    let mut measured = Vec::new();
     for spec in config.servers.iter().filter(|s| names.contains(&s.name)) {
         let mut r = ServerResults {
             name: spec.name.clone(),
@@ -293,15 +294,15 @@ pub async fn run(opts: &SuiteOptions, pinning: Pinning) -> Result<SuiteResults> 
             commands: spec.commands().into_iter().map(|(k, c)| (k.to_owned(), process::shell_words(c))).collect(),
             ..Default::default()
         };
-        if !selected.iter().any(|s| s.name == spec.name) {
+        if selected.iter().any(|s| s.name == spec.name) {
+            let bench = ServerBench { spec, opts, root: &root, server_cpu: cpus.map(|c| c.0), logs: &logs };
+            measured.push(MeasuredServer { bench, slot: results.servers.len(), failed: BTreeSet::new() });
+        } else {
             r.skipped = spec.missing(&root);
-            results.servers.push(r);
-            continue;
         }
-        let bench = ServerBench { spec, opts, root: &root, server_cpu: cpus.map(|c| c.0), logs: &logs };
-        bench.run_all(&mut r).await;
         results.servers.push(r);
     }
+    measure_interleaved(&mut measured, &mut results.servers, opts.runs).await;
     write_outputs(&results, opts)?;
     Ok(results)
 }
@@ -310,6 +311,154 @@ fn setup_hint(spec: &ServerSpec) -> String {
     spec.setup.as_ref().map(|s| format!(" (setup: {s})")).unwrap_or_default()
 }
 
+/// A server the suite measures, with where its results go and what failed so far.
+struct MeasuredServer<'a> {
+    /// How to measure it.
+    bench: ServerBench<'a>,
+    /// Its index in [`SuiteResults::servers`].
+    slot: usize,
+    /// Labels ([`Measurement::label`]) of its measurements that failed: later rounds skip them.
+    failed: BTreeSet<String>,
+}
+
+/// Measures the servers in interleaved rounds, so that the machine's drift during the suite
+/// spreads over every server instead of shifting the ratios between them: round k does run k
+/// of every load measurement of every server, in the servers file's order on odd rounds and
+/// reversed on even ones ([`round_order`]). Spawn to first call (which repeats by itself) comes
+/// after, for every server in one more round. The medians are taken once all rounds are done.
+async fn measure_interleaved(measured: &mut [MeasuredServer<'_>], servers: &mut [ServerResults], runs: usize) {
+    for round in 1..=runs {
+        let order = round_order(measured.len(), round);
+        progress(format!("round {round}/{runs}: {}", server_names(measured, &order)));
+        for i in order {
+            let MeasuredServer { bench, slot, failed } = &mut measured[i];
+            bench.run_round(round, &mut servers[*slot], failed).await;
+        }
+    }
+    let order: Vec<usize> =
+        round_order(measured.len(), runs + 1).into_iter().filter(|&i| measured[i].bench.spec.stdio.is_some()).collect();
+    if !order.is_empty() {
+        progress(format!("spawn to first call: {}", server_names(measured, &order)));
+    }
+    for i in order {
+        let MeasuredServer { bench, slot, .. } = &measured[i];
+        bench.spawn_to_first_call(&mut servers[*slot]).await;
+    }
+    for server in measured.iter() {
+        take_medians(&mut servers[server.slot]);
+    }
+}
+
+/// The names of `measured[i]` for each `i` of `order`, comma-separated.
+fn server_names(measured: &[MeasuredServer<'_>], order: &[usize]) -> String {
+    order.iter().map(|&i| measured[i].bench.spec.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The order (indices) in which `count` servers are measured in round `round` (from 1): as
+/// given on odd rounds, reversed on even ones, so that no server is always first.
+fn round_order(count: usize, round: usize) -> Vec<usize> {
+    if round % 2 == 1 {
+        (0..count).collect()
+    } else {
+        (0..count).rev().collect()
+    }
+}
+
+/// The case `is_it` picks in `cases`, added with `new` if it has no run yet.
+fn case_mut<C>(cases: &mut Vec<C>, is_it: impl Fn(&C) -> bool, new: impl FnOnce() -> C) -> &mut C {
+    let index = cases.iter().position(is_it).unwrap_or_else(|| {
+        cases.push(new());
+        cases.len() - 1
+    });
+    &mut cases[index]
+}
+
+/// Fills in the medians (and totals) of every case of `r` from all its runs.
+fn take_medians(r: &mut ServerResults) {
+    for case in &mut r.http {
+        case.median = LoadMedian::of_runs(&case.runs);
+    }
+    for case in &mut r.stdio {
+        case.median = LoadMedian::of_runs(&case.runs);
+    }
+    for case in &mut r.memory {
+        let runs = &case.runs;
+        case.bytes_per_session = median_of(runs.iter().map(|x| x.bytes_per_session));
+        case.rss_before = median_of(runs.iter().map(|x| Some(x.rss_before as f64)));
+        case.rss_after = median_of(runs.iter().map(|x| Some(x.rss_after as f64)));
+        case.failed = runs.iter().map(|x| x.failed).sum();
+    }
+}
+
+/// The figures of one load run (HTTP or stdio) that its case's medians are taken over.
+struct RunFigures {
+    req_per_s: f64,
+    cpu_us_per_call: Option<f64>,
+    client_cpu_us_per_call: Option<f64>,
+    latency: LatencySummary,
+    calls: u64,
+    errors: u64,
+}
+
+/// `From<&Result> for RunFigures` for load results that have all of its fields.
+macro_rules! run_figures_from {
+    ($($result:ty),+) => {$(
+        impl From<&$result> for RunFigures {
+            fn from(run: &$result) -> Self {
+                Self {
+                    req_per_s: run.req_per_s,
+                    cpu_us_per_call: run.cpu_us_per_call,
+                    client_cpu_us_per_call: run.client_cpu_us_per_call,
+                    latency: run.latency,
+                    calls: run.calls,
+                    errors: run.errors,
+                }
+            }
+        }
+    )+};
+}
+run_figures_from!(HttpResult, StdioResult);
+
+impl LoadMedian {
+    /// The medians of the figures of `runs` (calls and errors added up).
+    fn of_runs<'r, R>(runs: &'r [R]) -> Self
+    where
+        RunFigures: From<&'r R>,
+    {
+        let runs: Vec<RunFigures> = runs.iter().map(RunFigures::from).collect();
+        Self {
+            req_per_s: median_of(runs.iter().map(|x| Some(x.req_per_s))),
+            cpu_us_per_call: median_of(runs.iter().map(|x| x.cpu_us_per_call)),
+            client_cpu_us_per_call: median_of(runs.iter().map(|x| x.client_cpu_us_per_call)),
+            latency: LatencySummary::median(&runs.iter().map(|x| x.latency).collect::<Vec<_>>()),
+            calls: runs.iter().map(|x| x.calls).sum(),
+            errors: runs.iter().map(|x| x.errors).sum(),
+        }
+    }
+}
+
+/// One load measurement of a server, done once per round.
+enum Measurement<'a> {
+    /// HTTP throughput in one mode at every client count, against one server process.
+    Http { command: &'a [String], mode: Mode, protocol: &'a str },
+    /// Memory per idle session, on a fresh server.
+    Memory { command: &'a [String], count: usize },
+    /// stdio throughput with some calls in flight.
+    Stdio { command: &'a [String], inflight: usize },
+}
+
+impl Measurement<'_> {
+    /// Its name in errors, and in [`MeasuredServer::failed`].
+    fn label(&self) -> String {
+        match self {
+            Measurement::Http { mode, .. } => format!("http {}", mode.as_str()),
+            Measurement::Memory { count, .. } => format!("memory, {count} sessions"),
+            Measurement::Stdio { inflight, .. } => format!("stdio, {inflight} in flight"),
+        }
+    }
+}
+
+/// How to measure one server: its commands, the suite's settings and where it runs.
 struct ServerBench<'a> {
     spec: &'a ServerSpec,
     opts: &'a SuiteOptions,
@@ -318,7 +467,8 @@ struct ServerBench<'a> {
     logs: &'a Path,
 }
 
-impl ServerBench<'_> {
+impl<'a> ServerBench<'a> {
+    /// How to start it for `kind` of measurement (pinned, logging to `{name}-{kind}.log`).
     fn spawn_options(&self, kind: &str) -> SpawnOptions {
         SpawnOptions {
             cwd: Some(self.root.to_path_buf()),
@@ -328,6 +478,7 @@ impl ServerBench<'_> {
         }
     }
 
+    /// Starts its HTTP server `argv` on a free port; returns the process and the endpoint URL.
     async fn start_http(&self, argv: &[String], kind: &str) -> Result<(ServerProcess, String)> {
         let port = process::free_port()?;
         let argv = config::with_port(argv, port);
@@ -337,100 +488,123 @@ impl ServerBench<'_> {
         Ok((server, format!("http://127.0.0.1:{port}{}", self.spec.path)))
     }
 
-    async fn run_all(&self, r: &mut ServerResults) {
-        let name = &self.spec.name;
-        if let Some(cmd) = &self.spec.http_sessions {
-            if let Err(e) = self.http(cmd, Mode::Sessions, mcp::LEGACY_VERSION, r).await {
-                r.errors.push(format!("http sessions: {e:#}"));
-            }
-            for &count in &self.opts.session_counts {
-                match self.memory(cmd, count).await {
-                    Ok(case) => r.memory.push(case),
-                    Err(e) => r.errors.push(format!("memory, {count} sessions: {e:#}")),
-                }
-            }
+    /// The load measurements of one round, in the order they run.
+    fn measurements(&self) -> Vec<Measurement<'a>> {
+        let spec = self.spec;
+        let mut plan = Vec::new();
+        if let Some(command) = &spec.http_sessions {
+            plan.push(Measurement::Http { command, mode: Mode::Sessions, protocol: mcp::LEGACY_VERSION });
+            plan.extend(self.opts.session_counts.iter().map(|&count| Measurement::Memory { command, count }));
         }
-        if let Some(cmd) = &self.spec.http_stateless {
-            let protocol = self.spec.stateless_protocol().to_owned();
-            if let Err(e) = self.http(cmd, Mode::Stateless, &protocol, r).await {
-                r.errors.push(format!("http stateless: {e:#}"));
-            }
+        if let Some(command) = &spec.http_stateless {
+            plan.push(Measurement::Http { command, mode: Mode::Stateless, protocol: spec.stateless_protocol() });
         }
-        if let Some(cmd) = &self.spec.stdio {
-            for &inflight in &self.opts.inflight {
-                match self.stdio(cmd, inflight, r).await {
-                    Ok(case) => r.stdio.push(case),
-                    Err(e) => r.errors.push(format!("stdio, {inflight} in flight: {e:#}")),
-                }
+        if let Some(command) = &spec.stdio {
+            plan.extend(self.opts.inflight.iter().map(|&inflight| Measurement::Stdio { command, inflight }));
+        }
+        plan
+    }
+
+    /// Does run `round` of each of its load measurements, adding the runs to `r`. A measurement
+    /// that fails is recorded in `r.errors` and in `failed`, and skipped from then on.
+    async fn run_round(&self, round: usize, r: &mut ServerResults, failed: &mut BTreeSet<String>) {
+        for measurement in self.measurements() {
+            let label = measurement.label();
+            if failed.contains(&label) {
+                continue;
             }
-            progress(format!("{name}: spawn to first call ×{}", self.opts.spawn_repeat));
-            let load = SpawnLoad {
-                command: cmd.clone(),
-                spawn: self.spawn_options("spawn"),
-                repeat: self.opts.spawn_repeat,
-                timeout: Duration::from_secs(60),
+            let outcome = match measurement {
+                Measurement::Http { command, mode, protocol } => self.http(command, mode, protocol, round, r).await,
+                Measurement::Memory { command, count } => self.memory(command, count, round, r).await,
+                Measurement::Stdio { command, inflight } => self.stdio(command, inflight, round, r).await,
             };
-            match spawn::run(&load).await {
-                Ok(s) => {
-                    progress(format!(
-                        "{name}: spawn median {} ms, p90 {} ms, {} failed",
-                        fmt_opt(s.median_ms),
-                        fmt_opt(s.p90_ms),
-                        s.failures
-                    ));
-                    r.spawn = Some(s);
-                }
-                Err(e) => r.errors.push(format!("spawn: {e:#}")),
+            if let Err(e) = outcome {
+                let runs = self.opts.runs;
+                progress(format!("{} {label} run {round}/{runs} failed (not measured again): {e:#}", self.spec.name));
+                r.errors.push(format!("{label} (run {round}/{runs}): {e:#}"));
+                failed.insert(label);
             }
         }
     }
 
-    async fn http(&self, cmd: &[String], mode: Mode, protocol: &str, r: &mut ServerResults) -> Result<()> {
+    /// Measures spawn to first call (`spawn_repeat` tries), if it serves stdio.
+    async fn spawn_to_first_call(&self, r: &mut ServerResults) {
+        let Some(command) = &self.spec.stdio else { return };
+        let name = &self.spec.name;
+        progress(format!("{name}: spawn to first call ×{}", self.opts.spawn_repeat));
+        let load = SpawnLoad {
+            command: command.clone(),
+            spawn: self.spawn_options("spawn"),
+            repeat: self.opts.spawn_repeat,
+            timeout: Duration::from_secs(60),
+        };
+        match spawn::run(&load).await {
+            Ok(s) => {
+                progress(format!(
+                    "{name}: spawn median {} ms, p90 {} ms, {} failed",
+                    fmt_opt(s.median_ms),
+                    fmt_opt(s.p90_ms),
+                    s.failures
+                ));
+                r.spawn = Some(s);
+            }
+            Err(e) => r.errors.push(format!("spawn: {e:#}")),
+        }
+    }
+
+    /// One run at every client count against one server process started for them.
+    async fn http(
+        &self,
+        cmd: &[String],
+        mode: Mode,
+        protocol: &str,
+        round: usize,
+        r: &mut ServerResults,
+    ) -> Result<()> {
         let kind = format!("http-{}", mode.as_str());
         let (server, url) = self.start_http(cmd, &kind).await?;
         let outcome = async {
             for &clients in &self.opts.clients {
-                let mut runs = Vec::new();
-                for run in 1..=self.opts.runs {
-                    let load = HttpLoad {
-                        url: url.clone(),
+                let load = HttpLoad {
+                    url: url.clone(),
+                    mode,
+                    protocol: protocol.to_owned(),
+                    clients,
+                    warmup: self.opts.warmup,
+                    duration: self.opts.duration,
+                    pid: Some(server.pid),
+                    request_timeout: Duration::from_secs(30),
+                };
+                let res = http_load::run(&load).await?;
+                progress(format!(
+                    "{} http {} ×{clients} run {round}/{}: {:.0} req/s, {} µs CPU/call (load generator {}), p50 {} ms, \
+                     p99 {} ms, {} errors{}",
+                    self.spec.name,
+                    mode.as_str(),
+                    self.opts.runs,
+                    res.req_per_s,
+                    fmt_opt(res.cpu_us_per_call),
+                    fmt_opt(res.client_cpu_us_per_call),
+                    fmt_opt(res.latency.p50_ms),
+                    fmt_opt(res.latency.p99_ms),
+                    res.errors,
+                    res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+                ));
+                if r.server_info.is_none() {
+                    r.server_info = res.server_info.clone();
+                }
+                let case = case_mut(
+                    &mut r.http,
+                    |c| c.mode == mode && c.clients == clients,
+                    || HttpCase {
                         mode,
                         protocol: protocol.to_owned(),
                         clients,
-                        warmup: self.opts.warmup,
-                        duration: self.opts.duration,
-                        pid: Some(server.pid),
-                        request_timeout: Duration::from_secs(30),
-                    };
-                    let res = http_load::run(&load).await?;
-                    progress(format!(
-                        "{} http {} ×{clients} run {run}/{}: {:.0} req/s, {} µs CPU/call (load generator {}), p50 {} ms, \
-                         p99 {} ms, {} errors{}",
-                        self.spec.name,
-                        mode.as_str(),
-                        self.opts.runs,
-                        res.req_per_s,
-                        fmt_opt(res.cpu_us_per_call),
-                        fmt_opt(res.client_cpu_us_per_call),
-                        fmt_opt(res.latency.p50_ms),
-                        fmt_opt(res.latency.p99_ms),
-                        res.errors,
-                        res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
-                    ));
-                    if r.server_info.is_none() {
-                        r.server_info = res.server_info.clone();
-                    }
-                    runs.push(res);
-                }
-                let median = LoadMedian {
-                    req_per_s: median_of(runs.iter().map(|x| Some(x.req_per_s))),
-                    cpu_us_per_call: median_of(runs.iter().map(|x| x.cpu_us_per_call)),
-                    client_cpu_us_per_call: median_of(runs.iter().map(|x| x.client_cpu_us_per_call)),
-                    latency: LatencySummary::median(&runs.iter().map(|x| x.latency).collect::<Vec<_>>()),
-                    calls: runs.iter().map(|x| x.calls).sum(),
-                    errors: runs.iter().map(|x| x.errors).sum(),
-                };
-                r.http.push(HttpCase { mode, protocol: protocol.to_owned(), clients, runs, median });
+                        runs: Vec::new(),
+                        median: LoadMedian::default(),
+                    },
+                );
+                case.runs.push(res);
             }
             Ok::<_, anyhow::Error>(())
         }
@@ -440,84 +614,64 @@ impl ServerBench<'_> {
         outcome.map_err(|e| e.context(format!("against {url}{hint}")))
     }
 
-    async fn memory(&self, cmd: &[String], count: usize) -> Result<MemoryCase> {
-        let mut runs = Vec::new();
-        for run in 1..=self.opts.runs {
-            let (server, url) = self.start_http(cmd, "memory").await?;
-            let load = SessionsLoad {
-                url: url.clone(),
-                count,
-                concurrency: 32,
-                protocol: mcp::LEGACY_VERSION.into(),
-                pid: server.pid,
-                settle: if self.opts.smoke { Duration::from_millis(300) } else { Duration::from_secs(1) },
-            };
-            let res = sessions::run(&load).await;
-            let hint = server.log_hint();
-            server.stop().await;
-            let res = res.with_context(|| format!("against {url}{hint}"))?;
-            progress(format!(
-                "{} memory {count} sessions run {run}/{}: {} bytes/session (RSS {:.1} → {:.1} MiB), {} failed{}",
-                self.spec.name,
-                self.opts.runs,
-                fmt_opt(res.bytes_per_session),
-                res.rss_before as f64 / 1048576.0,
-                res.rss_after as f64 / 1048576.0,
-                res.failed,
-                res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
-            ));
-            runs.push(res);
-        }
-        Ok(MemoryCase {
+    /// One run of `count` idle sessions, on a fresh server.
+    async fn memory(&self, cmd: &[String], count: usize, round: usize, r: &mut ServerResults) -> Result<()> {
+        let (server, url) = self.start_http(cmd, "memory").await?;
+        let load = SessionsLoad {
+            url: url.clone(),
             count,
-            bytes_per_session: median_of(runs.iter().map(|x| x.bytes_per_session)),
-            rss_before: median_of(runs.iter().map(|x| Some(x.rss_before as f64))),
-            rss_after: median_of(runs.iter().map(|x| Some(x.rss_after as f64))),
-            failed: runs.iter().map(|x| x.failed).sum(),
-            runs,
-        })
+            concurrency: 32,
+            protocol: mcp::LEGACY_VERSION.into(),
+            pid: server.pid,
+            settle: if self.opts.smoke { Duration::from_millis(300) } else { Duration::from_secs(1) },
+        };
+        let res = sessions::run(&load).await;
+        let hint = server.log_hint();
+        server.stop().await;
+        let res = res.with_context(|| format!("against {url}{hint}"))?;
+        progress(format!(
+            "{} memory {count} sessions run {round}/{}: {} bytes/session (RSS {:.1} → {:.1} MiB), {} failed{}",
+            self.spec.name,
+            self.opts.runs,
+            fmt_opt(res.bytes_per_session),
+            res.rss_before as f64 / 1048576.0,
+            res.rss_after as f64 / 1048576.0,
+            res.failed,
+            res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+        ));
+        case_mut(&mut r.memory, |c| c.count == count, || MemoryCase { count, ..Default::default() }).runs.push(res);
+        Ok(())
     }
 
-    async fn stdio(&self, cmd: &[String], inflight: usize, r: &mut ServerResults) -> Result<StdioCase> {
-        let mut runs = Vec::new();
-        for run in 1..=self.opts.runs {
-            let load = StdioLoad {
-                command: cmd.to_vec(),
-                spawn: self.spawn_options("stdio"),
-                inflight,
-                warmup: self.opts.warmup,
-                duration: self.opts.duration,
-            };
-            let res = stdio_load::run(&load).await?;
-            progress(format!(
-                "{} stdio {inflight} in flight run {run}/{}: {:.0} req/s, {} µs CPU/call (load generator {}), p50 {} ms, \
-                 {} errors{}",
-                self.spec.name,
-                self.opts.runs,
-                res.req_per_s,
-                fmt_opt(res.cpu_us_per_call),
-                fmt_opt(res.client_cpu_us_per_call),
-                fmt_opt(res.latency.p50_ms),
-                res.errors,
-                res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
-            ));
-            if r.server_info.is_none() {
-                r.server_info = res.server_info.clone();
-            }
-            runs.push(res);
-        }
-        Ok(StdioCase {
+    /// One run with `inflight` calls in flight.
+    async fn stdio(&self, cmd: &[String], inflight: usize, round: usize, r: &mut ServerResults) -> Result<()> {
+        let load = StdioLoad {
+            command: cmd.to_vec(),
+            spawn: self.spawn_options("stdio"),
             inflight,
-            median: LoadMedian {
-                req_per_s: median_of(runs.iter().map(|x| Some(x.req_per_s))),
-                cpu_us_per_call: median_of(runs.iter().map(|x| x.cpu_us_per_call)),
-                client_cpu_us_per_call: median_of(runs.iter().map(|x| x.client_cpu_us_per_call)),
-                latency: LatencySummary::median(&runs.iter().map(|x| x.latency).collect::<Vec<_>>()),
-                calls: runs.iter().map(|x| x.calls).sum(),
-                errors: runs.iter().map(|x| x.errors).sum(),
-            },
-            runs,
-        })
+            warmup: self.opts.warmup,
+            duration: self.opts.duration,
+        };
+        let res = stdio_load::run(&load).await?;
+        progress(format!(
+            "{} stdio {inflight} in flight run {round}/{}: {:.0} req/s, {} µs CPU/call (load generator {}), p50 {} ms, \
+             {} errors{}",
+            self.spec.name,
+            self.opts.runs,
+            res.req_per_s,
+            fmt_opt(res.cpu_us_per_call),
+            fmt_opt(res.client_cpu_us_per_call),
+            fmt_opt(res.latency.p50_ms),
+            res.errors,
+            res.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+        ));
+        if r.server_info.is_none() {
+            r.server_info = res.server_info.clone();
+        }
+        case_mut(&mut r.stdio, |c| c.inflight == inflight, || StdioCase { inflight, ..Default::default() })
+            .runs
+            .push(res);
+        Ok(())
     }
 }
 
@@ -582,5 +736,51 @@ mod tests {
         );
         assert!(s.docs.is_none());
         assert_eq!(SuiteOptions::full().docs.as_deref(), Some(Path::new("docs")));
+    }
+
+    #[test]
+    fn rounds_alternate_the_server_order() {
+        assert_eq!(round_order(3, 1), [0, 1, 2]);
+        assert_eq!(round_order(3, 2), [2, 1, 0]);
+        assert_eq!(round_order(3, 3), [0, 1, 2]);
+        assert!(round_order(0, 2).is_empty());
+    }
+
+    fn stdio_run(inflight: usize, req_per_s: f64, cpu_us_per_call: Option<f64>) -> StdioResult {
+        StdioResult {
+            inflight,
+            protocol: mcp::LEGACY_VERSION.into(),
+            duration_s: 1.0,
+            calls: req_per_s as u64,
+            errors: 1,
+            req_per_s,
+            latency: LatencySummary { p50_ms: Some(req_per_s / 1000.0), ..Default::default() },
+            cpu_us_per_call,
+            client_cpu_us_per_call: None,
+            first_error: None,
+            server_info: None,
+        }
+    }
+
+    #[test]
+    fn runs_gather_per_case_across_rounds_and_medians_come_last() {
+        let mut r = ServerResults::default();
+        let rounds = [[(1, 3000.0, Some(9.0)), (64, 9000.0, None)], [(1, 1000.0, None), (64, 7000.0, Some(4.0))]];
+        for round in rounds {
+            for (inflight, req_per_s, cpu) in round {
+                case_mut(&mut r.stdio, |c| c.inflight == inflight, || StdioCase { inflight, ..Default::default() })
+                    .runs
+                    .push(stdio_run(inflight, req_per_s, cpu));
+            }
+        }
+        take_medians(&mut r);
+        assert_eq!(r.stdio.iter().map(|c| (c.inflight, c.runs.len())).collect::<Vec<_>>(), [(1, 2), (64, 2)]);
+        let median = &r.stdio[0].median;
+        assert_eq!(
+            (median.req_per_s, median.cpu_us_per_call, median.client_cpu_us_per_call),
+            (Some(2000.0), Some(9.0), None)
+        );
+        assert_eq!((median.latency.p50_ms, median.calls, median.errors), (Some(2.0), 4000, 2));
+        assert_eq!(r.stdio[1].median.req_per_s, Some(8000.0));
     }
 }
