@@ -1,8 +1,9 @@
 //! The standard `Mcp-*` request headers of 2026-07-28 (SEP-2243), checked against the body.
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use mcp_protocol::json;
 use mcp_protocol::types::JsonObject;
 use serde_json::Value;
 
@@ -17,8 +18,18 @@ pub const PARAM_PREFIX: &str = "mcp-param-";
 /// The legacy session header.
 pub const SESSION_ID: &str = "mcp-session-id";
 
+/// The headers above as `HeaderName`s, so that looking one up parses no name.
+pub(crate) mod names {
+    use axum::http::HeaderName;
+
+    pub(crate) static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(super::PROTOCOL_VERSION);
+    pub(crate) static METHOD: HeaderName = HeaderName::from_static(super::METHOD);
+    pub(crate) static NAME: HeaderName = HeaderName::from_static(super::NAME);
+    pub(crate) static SESSION_ID: HeaderName = HeaderName::from_static(super::SESSION_ID);
+}
+
 /// A header's value, trimmed; `Err` if it is not visible ASCII.
-pub fn value<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+pub fn value<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, String> {
     match headers.get(name) {
         None => Ok(None),
         Some(v) => v.to_str().map(|s| Some(s.trim())).map_err(|_| format!("header {name} is not ASCII")),
@@ -63,7 +74,7 @@ pub fn check(
     params: Option<&Value>,
     input_schema: Option<&JsonObject>,
 ) -> Result<(), String> {
-    match value(headers, METHOD)? {
+    match value(headers, &names::METHOD)? {
         None => return Err("missing Mcp-Method header".into()),
         Some(m) if m != method => return Err(format!("Mcp-Method {m:?} does not match the body's method {method:?}")),
         Some(_) => {}
@@ -75,8 +86,8 @@ pub fn check(
         _ => None,
     };
     if let Some(field) = name_field {
-        let expected = params.and_then(|p| p.get(field)).and_then(Value::as_str).unwrap_or_default();
-        match value(headers, NAME)? {
+        let expected = json::param(params, field).and_then(Value::as_str).unwrap_or_default();
+        match value(headers, &names::NAME)? {
             None => return Err("missing Mcp-Name header".into()),
             Some(n) if decode(n)? != expected => {
                 return Err(format!("Mcp-Name does not match the body's {field} {expected:?}"));
@@ -86,12 +97,17 @@ pub fn check(
     }
     let (Some(schema), "tools/call") = (input_schema, method) else { return Ok(()) };
     let Some(Value::Object(properties)) = schema.get("properties") else { return Ok(()) };
-    let arguments = params.and_then(|p| p.get("arguments"));
+    let arguments = json::param(params, "arguments");
     for (property, prop_schema) in properties {
         let Some(header_name) = prop_schema.get("x-mcp-header").and_then(Value::as_str) else { continue };
-        let header = format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase());
+        // A name no header can have is never present.
+        let header = HeaderName::try_from(format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase())).ok();
         let body_value = arguments.and_then(|a| a.get(property)).filter(|v| !v.is_null());
-        match (value(headers, &header)?, body_value) {
+        let sent = match &header {
+            Some(header) => value(headers, header)?,
+            None => None,
+        };
+        match (sent, body_value) {
             (None, None) => {}
             (None, Some(_)) => return Err(format!("missing header Mcp-Param-{header_name} for argument {property:?}")),
             (Some(_), None) => {

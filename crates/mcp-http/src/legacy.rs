@@ -50,7 +50,7 @@ pub(crate) async fn post_streamable(
         }
     }
     let is_initialize = matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == "initialize");
-    let (session, created) = match headers::value(headers_in, headers::SESSION_ID) {
+    let (session, created) = match headers::value(headers_in, &headers::names::SESSION_ID) {
         Ok(Some(id)) => match inner.sessions.get(id) {
             Some(s) => (s, false),
             None => return plain(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"),
@@ -80,7 +80,7 @@ pub(crate) async fn post_streamable(
     let mut extra = Vec::new();
     if created {
         if let Ok(v) = HeaderValue::from_str(&session.id) {
-            extra.push((HeaderName::from_static(headers::SESSION_ID), v));
+            extra.push((headers::names::SESSION_ID.clone(), v));
         }
     }
     // In the legacy era a disconnect is not a cancellation: the request runs on, its events kept.
@@ -278,7 +278,7 @@ async fn respond_resumable(
 /// The GET stream of a Streamable HTTP session: its standalone stream, or, with
 /// `Last-Event-ID`, the rest of the stream that id names.
 pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Response {
-    let id = match headers::value(headers_in, headers::SESSION_ID) {
+    let id = match headers::value(headers_in, &headers::names::SESSION_ID) {
         Ok(Some(id)) => id,
         _ => return plain(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id"),
     };

@@ -26,11 +26,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use mcp_protocol::json;
 use mcp_protocol::jsonrpc::{self, Incoming, Message};
 use mcp_protocol::types::meta_keys;
 use mcp_protocol::{ErrorObject, ProtocolVersion};
@@ -160,13 +161,20 @@ impl McpHttp {
 fn has_modern_meta(incoming: &Incoming) -> bool {
     match incoming {
         Incoming::Single(Message::Request(r)) => {
-            r.params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(meta_keys::PROTOCOL_VERSION)).is_some()
+            json::param(r.params.as_ref(), "_meta").and_then(|m| json::member(m, meta_keys::PROTOCOL_VERSION)).is_some()
         }
         _ => false,
     }
 }
 
-async fn post_mcp(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
+async fn post_mcp(State(inner): Shared, request: Request) -> Response {
+    // The headers are taken out of the request, not copied as the `HeaderMap` extractor does.
+    let (mut parts, body) = request.into_parts();
+    let headers = std::mem::take(&mut parts.headers);
+    let body = match Bytes::from_request(Request::from_parts(parts, body), &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
@@ -182,12 +190,12 @@ async fn post_mcp(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Resp
         Ok(i) => i,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e.id(), e.error()),
     };
-    let version_header = match headers::value(&headers, PROTOCOL_VERSION) {
+    let version_header = match headers::value(&headers, &headers::names::PROTOCOL_VERSION) {
         Ok(v) => v,
         Err(why) => return plain(StatusCode::BAD_REQUEST, &why),
     };
     let legacy_version = version_header.and_then(ProtocolVersion::parse).filter(|v| !v.is_modern());
-    let has_session = headers.contains_key(SESSION_ID);
+    let has_session = headers.contains_key(&headers::names::SESSION_ID);
     // A body with 2026-07-28 `_meta` is modern whatever the header says (a disagreement is then
     // a header mismatch a dual-era client understands); so is a non-legacy header without a session.
     let modern = has_modern_meta(&incoming) || (!has_session && version_header.is_some() && legacy_version.is_none());
@@ -202,7 +210,7 @@ async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
-    if !inner.config.get_stream || !headers.contains_key(SESSION_ID) {
+    if !inner.config.get_stream || !headers.contains_key(&headers::names::SESSION_ID) {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "GET needs a legacy session; this endpoint takes POST");
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
         return r;
@@ -214,7 +222,7 @@ async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
-    match headers::value(&headers, SESSION_ID) {
+    match headers::value(&headers, &headers::names::SESSION_ID) {
         Ok(Some(id)) if inner.sessions.remove(id) => StatusCode::NO_CONTENT.into_response(),
         Ok(Some(_)) => plain(StatusCode::NOT_FOUND, "unknown or ended session"),
         Ok(None) => {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use mcp_protocol::error::{HEADER_MISMATCH, INVALID_PARAMS};
+use mcp_protocol::json;
 use mcp_protocol::jsonrpc::{Incoming, Message};
 use mcp_protocol::types::meta_keys;
 use mcp_protocol::ErrorObject;
@@ -34,9 +35,9 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         let status = reply::modern_status(code);
         error_response(status, Some(&req.id), &ErrorObject::new(code, message))
     };
-    let meta = req.params.as_ref().and_then(|p| p.get("_meta"));
-    let meta_version = meta.and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
-    let header_version = match headers::value(headers_in, headers::PROTOCOL_VERSION) {
+    let meta = json::param(req.params.as_ref(), "_meta");
+    let meta_version = meta.and_then(|m| json::member(m, meta_keys::PROTOCOL_VERSION));
+    let header_version = match headers::value(headers_in, &headers::names::PROTOCOL_VERSION) {
         Ok(v) => v,
         Err(why) => return reject(HEADER_MISMATCH, why),
     };
@@ -47,7 +48,7 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
     let Some(meta_version) = meta_version else {
         return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::PROTOCOL_VERSION));
     };
-    if meta.and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES)).is_none() {
+    if meta.and_then(|m| json::member(m, meta_keys::CLIENT_CAPABILITIES)).is_none() {
         return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES));
     }
     if meta_version.as_str() != Some(header_version) {
@@ -57,7 +58,7 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         );
     }
     let tool = match req.method.as_str() {
-        "tools/call" => req.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()),
+        "tools/call" => json::param(req.params.as_ref(), "name").and_then(|n| n.as_str()),
         _ => None,
     };
     let check = |schema: Option<&mcp_protocol::types::JsonObject>| {

@@ -9,10 +9,13 @@
 //! 2025-11-25 and as a 2026-07-28 extension, are written in each one's shape. The tests
 //! validate the output against each revision's official schema with extra members forbidden.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::jsonrpc::{self, RequestId};
 use crate::revision::ProtocolVersion as V;
-use crate::types::{meta_keys, CacheHint, CacheScope, Implementation};
+use crate::types::{meta_keys, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta};
+use crate::ErrorObject;
 
 type Object = Map<String, Value>;
 
@@ -302,6 +305,90 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
     }
 }
 
+/// Encodes the response to a `tools/call` answered with `result`, as `rev` defines it.
+///
+/// When `rev` takes the result as it is (from 2025-06-18, with content kinds the revision
+/// knows: nearly every call), the typed result is written straight out with what the era
+/// adds (`resultType`, the server info in `_meta`), sparing a `Value` tree built, shaped and
+/// serialized per call. Anything else goes through [`shape_result`]; both give the same JSON.
+pub fn encode_call_tool_result(id: &RequestId, result: &CallToolResult, rev: V, ctx: &ResultContext<'_>) -> String {
+    if !passes_unchanged(result, rev) {
+        return match serde_json::to_value(result) {
+            Ok(mut value) => {
+                shape_result("tools/call", &mut value, rev, ctx);
+                jsonrpc::encode_result(id, &value)
+            }
+            Err(e) => jsonrpc::encode_error(Some(id), &ErrorObject::internal(e)),
+        };
+    }
+    let meta = match (rev.has_result_type(), ctx.server_info) {
+        (true, Some(info)) => Some(ResultMeta::ServerInfo(info)),
+        _ => result.meta.as_ref().map(ResultMeta::Given),
+    };
+    let wire = WireToolResult {
+        content: &result.content,
+        structured_content: result.structured_content.as_ref(),
+        is_error: result.is_error,
+        result_type: rev.has_result_type().then_some("complete"),
+        meta,
+    };
+    jsonrpc::encode_result_of(id, &wire)
+}
+
+/// Whether shaping `result` for `rev` would leave it as it is (apart from what
+/// [`finish_result`] adds, which [`encode_call_tool_result`] writes itself).
+fn passes_unchanged(result: &CallToolResult, rev: V) -> bool {
+    // Before 2025-06-18 structured content, content `_meta` and `lastModified` go; before
+    // 2025-11-25 resource links lose their icons and sampling content kinds do not exist.
+    let known = |c: &ContentBlock| {
+        rev >= V::V2025_11_25
+            || matches!(
+                c,
+                ContentBlock::Text(_)
+                    | ContentBlock::Image(_)
+                    | ContentBlock::Audio(_)
+                    | ContentBlock::EmbeddedResource(_)
+            )
+    };
+    // A modern result's own `_meta` is merged with the server info: left to the general path.
+    let meta_merge = rev.has_result_type() && result.meta.is_some();
+    rev >= V::V2025_06_18 && !meta_merge && result.content.iter().all(known)
+}
+
+/// A `tools/call` result as it goes on the wire, members in the order [`shape_result`] leaves them.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireToolResult<'a> {
+    content: &'a [ContentBlock],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ResultMeta<'a>>,
+}
+
+/// The `_meta` of a result: the handler's own (legacy), or the server info (modern).
+enum ResultMeta<'a> {
+    Given(&'a Meta),
+    ServerInfo(&'a Implementation),
+}
+
+impl Serialize for ResultMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Given(meta) => meta.serialize(serializer),
+            Self::ServerInfo(info) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(meta_keys::SERVER_INFO, info)?;
+                map.end()
+            }
+        }
+    }
+}
+
 /// Shapes the params of a notification the server sends, in place.
 pub fn shape_notification_params(method: &str, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
@@ -382,6 +469,39 @@ fn downgrade_form_schema(schema: &mut Object) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn tool_results_written_straight_out_match_the_shaped_value() {
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi"}]}),
+            json!({"content": [{"type": "text", "text": "x", "annotations": {"priority": 1.0, "lastModified": "2025-01-01T00:00:00Z"}, "_meta": {"k": 1}}],
+                   "structuredContent": {"b": 1, "a": [2]}, "isError": false}),
+            json!({"content": [], "structuredContent": {"only": true}}),
+            json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}, {"type": "audio", "data": "AA==", "mimeType": "audio/wav"}], "isError": true}),
+            json!({"content": [{"type": "resource", "resource": {"uri": "file:///a", "text": "t", "_meta": {"m": 1}}}]}),
+            json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a", "icons": [{"src": "https://e/i.png"}]}]}),
+            json!({"content": [{"type": "tool_use", "id": "u", "name": "n", "input": {}}]}),
+            json!({"content": [{"type": "text", "text": "m"}], "_meta": {"trace": "t1"}}),
+        ];
+        let info = Implementation::new("srv", "1.2");
+        // The comparison below is of the direct path, not of the general path with itself.
+        let plain: CallToolResult = serde_json::from_value(results[0].clone()).unwrap();
+        assert!(passes_unchanged(&plain, V::V2025_06_18) && passes_unchanged(&plain, V::V2026_07_28));
+        assert!(!passes_unchanged(&plain, V::V2025_03_26));
+        for value in results {
+            let result: CallToolResult = serde_json::from_value(value.clone()).expect("a CallToolResult");
+            for rev in V::ALL {
+                for server_info in [None, Some(&info)] {
+                    let ctx = ResultContext { server_info, cache: CacheHint::default() };
+                    let id = RequestId::Number(4);
+                    let mut shaped = serde_json::to_value(&result).unwrap();
+                    shape_result("tools/call", &mut shaped, rev, &ctx);
+                    let expected = jsonrpc::encode_result(&id, &shaped);
+                    assert_eq!(encode_call_tool_result(&id, &result, rev, &ctx), expected, "{rev} {value}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn drops_what_a_revision_lacks() {

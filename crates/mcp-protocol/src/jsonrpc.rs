@@ -277,10 +277,10 @@ struct WireNotification<'a> {
 }
 
 #[derive(Serialize)]
-struct WireResult<'a> {
+struct WireResult<'a, T: ?Sized> {
     jsonrpc: &'static str,
     id: &'a RequestId,
-    result: &'a Value,
+    result: &'a T,
 }
 
 #[derive(Serialize)]
@@ -333,6 +333,12 @@ pub fn encode_notification(method: &str, params: Option<&Value>) -> String {
 
 /// Encodes a successful response.
 pub fn encode_result(id: &RequestId, result: &Value) -> String {
+    encode_result_of(id, result)
+}
+
+/// Encodes a success response whose result is any serializable value (written straight
+/// out, with no `Value` tree in between).
+pub fn encode_result_of<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> String {
     to_string(&WireResult { jsonrpc: "2.0", id, result })
 }
 

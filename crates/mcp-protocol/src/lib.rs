@@ -1,6 +1,7 @@
 //! The Model Context Protocol wire model, for every published revision.
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its decoding with precise error classes.
+//! - [`json`]: reading members of small JSON objects without hashing their keys.
 //! - [`revision`]: the revisions and what each one has.
 //! - [`types`]: the neutral model that handler code sees.
 //! - [`codec`]: writes neutral messages exactly as a revision defines them.
@@ -13,6 +14,7 @@
 pub mod codec;
 pub mod engine;
 pub mod error;
+pub mod json;
 pub mod jsonrpc;
 pub mod revision;
 pub mod types;

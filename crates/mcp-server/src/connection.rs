@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_protocol::engine::request_state::request_fingerprint;
 use mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
+use mcp_protocol::json;
 use mcp_protocol::jsonrpc::{self, DecodeError, Incoming, Message, Notification, Request};
 use mcp_protocol::types::{
     meta_keys, ClientCapabilities, Implementation, InitializeParams, InitializeResult, LoggingLevel, ProgressToken,
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{Context, ContextParts, LogThreshold};
 use crate::input::InputRound;
+use crate::methods::Answer;
 use crate::outbound::Outbound;
 use crate::registry::Change;
 use crate::server::Server;
@@ -169,8 +171,8 @@ impl ConnectionState {
                 log: LogThreshold::Shared(self.log_level.clone()),
             });
         }
-        let meta = req.params.as_ref().and_then(|p| p.get("_meta"));
-        let version = meta.and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+        let meta = json::param(req.params.as_ref(), "_meta");
+        let version = meta.and_then(|m| json::member(m, meta_keys::PROTOCOL_VERSION));
         let Some(version) = version else {
             if req.method == "ping" || req.method == "server/discover" {
                 // A probe before any handshake: answered in the newest revision of its era.
@@ -189,7 +191,7 @@ impl ConnectionState {
                 meta_keys::PROTOCOL_VERSION
             )));
         };
-        let capabilities = meta.and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES)).ok_or_else(|| {
+        let capabilities = meta.and_then(|m| json::member(m, meta_keys::CLIENT_CAPABILITIES)).ok_or_else(|| {
             ErrorObject::invalid_params(format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES))
         })?;
         let requested = version.as_str().unwrap_or_default();
@@ -202,12 +204,12 @@ impl ConnectionState {
         let capabilities: ClientCapabilities = ClientCapabilities::deserialize(capabilities)
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
         let client_info = meta
-            .and_then(|m| m.get(meta_keys::CLIENT_INFO))
+            .and_then(|m| json::member(m, meta_keys::CLIENT_INFO))
             .map(Implementation::deserialize)
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
         let level = meta
-            .and_then(|m| m.get(meta_keys::LOG_LEVEL))
+            .and_then(|m| json::member(m, meta_keys::LOG_LEVEL))
             .map(LoggingLevel::deserialize)
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))?;
@@ -269,7 +271,7 @@ impl ConnectionState {
         }
         let mut round = InputRound::default();
         let params = req.params.as_ref();
-        match params.and_then(|p| p.get("requestState")) {
+        match json::param(params, "requestState") {
             None | Some(Value::Null) => {}
             Some(Value::String(sealed)) => {
                 let now = std::time::SystemTime::now()
@@ -286,7 +288,7 @@ impl ConnectionState {
             Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
         }
         // Anything but an object (null included) counts as no answers: the questions are asked again.
-        if let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses")) {
+        if let Some(Value::Object(responses)) = json::param(params, "inputResponses") {
             round.answers.extend(responses.clone());
         }
         Ok(Some(round))
@@ -303,8 +305,8 @@ impl ConnectionState {
         let progress_token = req
             .params
             .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(meta_keys::PROGRESS_TOKEN))
+            .and_then(|p| json::member(p, "_meta"))
+            .and_then(|m| json::member(m, meta_keys::PROGRESS_TOKEN))
             .and_then(|t| ProgressToken::deserialize(t).ok());
         Context::new(ContextParts {
             request_id: req.id.clone(),
@@ -378,14 +380,19 @@ impl ConnectionState {
             r = crate::methods::dispatch(self, &req, &scope, &ctx) => Some(r),
         };
         ctx.finish();
-        let mut result = match outcome? {
-            Ok(v) => v,
+        let answer = match outcome? {
+            Ok(a) => a,
             Err(e) => return Some(jsonrpc::encode_error(Some(&req.id), &e)),
         };
         let server = &self.server.inner;
         let shape = codec::ResultContext { server_info: Some(&server.info), cache: server.config.cache };
-        codec::shape_result(&req.method, &mut result, scope.revision, &shape);
-        Some(jsonrpc::encode_result(&req.id, &result))
+        Some(match answer {
+            Answer::Value(mut result) => {
+                codec::shape_result(&req.method, &mut result, scope.revision, &shape);
+                jsonrpc::encode_result(&req.id, &result)
+            }
+            Answer::ToolResult(result) => codec::encode_call_tool_result(&req.id, &result, scope.revision, &shape),
+        })
     }
 
     /// Serves a `subscriptions/listen` stream until the server ends it (its final result)

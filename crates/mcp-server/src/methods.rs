@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use mcp_protocol::types::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, Completion, CompletionReference, DiscoverResult,
-    GetPromptParams, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    ListenParams, PaginatedParams, ResourceParams, SetLevelParams,
+    CallToolResult, CompleteParams, CompleteResult, Completion, CompletionReference, DiscoverResult, GetPromptParams,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ListenParams,
+    PaginatedParams, ResourceParams, SetLevelParams, TaskMetadata,
 };
 use mcp_protocol::{ErrorObject, ProtocolVersion, Request};
 use serde::de::DeserializeOwned;
@@ -79,8 +79,69 @@ fn page_error(e: impl std::fmt::Display) -> ErrorObject {
     ErrorObject::invalid_params(e)
 }
 
+/// What a method answered, before it is shaped for the revision and encoded.
+pub(crate) enum Answer {
+    /// Any result, in neutral JSON.
+    Value(Value),
+    /// A `tools/call` result, kept typed: most can be written out without a `Value` tree.
+    ToolResult(CallToolResult),
+}
+
+/// `tools/call` params as dispatch needs them: `_meta` was read with the request's scope
+/// and is not copied again.
+#[derive(serde::Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(default)]
+    task: Option<TaskMetadata>,
+}
+
 /// Answers one request whose scope has been established.
 pub(crate) async fn dispatch(
+    state: &Arc<ConnectionState>,
+    req: &Request,
+    scope: &RequestScope,
+    ctx: &Context,
+) -> Result<Answer, ErrorObject> {
+    if req.method == "tools/call" {
+        return call_tool(state, req, scope, ctx).await;
+    }
+    dispatch_value(state, req, scope, ctx).await.map(Answer::Value)
+}
+
+async fn call_tool(
+    state: &Arc<ConnectionState>,
+    req: &Request,
+    scope: &RequestScope,
+    ctx: &Context,
+) -> Result<Answer, ErrorObject> {
+    let inner = &state.server.inner;
+    if !state.server.offers_tools() {
+        return Err(not_offered(&req.method));
+    }
+    let p: CallParams = params(req)?;
+    let entry =
+        inner.tools.get(&p.name).ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
+    let arguments = p.arguments.unwrap_or_default();
+    use crate::tasks::ToolPlan;
+    match crate::tasks::plan_tool_call(inner.tasks.as_ref(), scope, &entry.tool, p.task.as_ref())? {
+        ToolPlan::Inline => match call_tool_handler(entry, arguments, ctx.clone()).await {
+            Ok(result) => Ok(Answer::ToolResult(result)),
+            Err(e) => outcome::<CallToolResult>(state, req, ctx, Err(e), scope.revision).map(Answer::Value),
+        },
+        ToolPlan::LegacyTask(ttl) => {
+            crate::tasks::start_tool_task(state, req, scope, ctx, entry, arguments, ttl).await.map(Answer::Value)
+        }
+        ToolPlan::Modern(support) => {
+            crate::tasks::run_modern_tool(state, req, scope, ctx, entry, arguments, support).await.map(Answer::Value)
+        }
+    }
+}
+
+/// Answers every method but `tools/call`.
+async fn dispatch_value(
     state: &Arc<ConnectionState>,
     req: &Request,
     scope: &RequestScope,
@@ -117,28 +178,6 @@ pub(crate) async fn dispatch(
                 .page(&inner.cursors, p.cursor.as_deref(), page_size, |e| e.tool.clone())
                 .map_err(page_error)?;
             to_value(ListToolsResult { tools, next_cursor })
-        }
-        "tools/call" => {
-            offered(server.offers_tools())?;
-            let p: CallToolParams = params(req)?;
-            let entry = inner
-                .tools
-                .get(&p.name)
-                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
-            let arguments = p.arguments.unwrap_or_default();
-            use crate::tasks::ToolPlan;
-            match crate::tasks::plan_tool_call(inner.tasks.as_ref(), scope, &entry.tool, p.task.as_ref())? {
-                ToolPlan::Inline => {
-                    let called = call_tool_handler(entry, arguments, ctx.clone()).await;
-                    outcome(state, req, ctx, called, rev)
-                }
-                ToolPlan::LegacyTask(ttl) => {
-                    crate::tasks::start_tool_task(state, req, scope, ctx, entry, arguments, ttl).await
-                }
-                ToolPlan::Modern(support) => {
-                    crate::tasks::run_modern_tool(state, req, scope, ctx, entry, arguments, support).await
-                }
-            }
         }
         "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update" => {
             crate::tasks::dispatch(state, req, scope).await

@@ -38,6 +38,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use mcp_protocol::engine::cursor::fingerprint;
 use mcp_protocol::error::MISSING_REQUIRED_CLIENT_CAPABILITY;
+use mcp_protocol::json;
 use mcp_protocol::types::{
     CallToolResult, CreateTaskResult, JsonObject, ListTasksResult, RelatedTaskMetadata, Task, TaskIdParams, TaskStatus,
     TaskSupport, Tool, UpdateTaskParams, RELATED_TASK_META, TASKS_EXTENSION,
@@ -846,7 +847,7 @@ pub(crate) fn handler_token(
         && scope.revision.is_modern()
         && server.inner.tasks.as_ref().is_some_and(|t| t.config.extension)
         && client_declares_extension(scope)
-        && req.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).is_some_and(|name| {
+        && json::param(req.params.as_ref(), "name").and_then(Value::as_str).is_some_and(|name| {
             server
                 .inner
                 .tools
