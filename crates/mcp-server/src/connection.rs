@@ -3,12 +3,15 @@
 //! Each request is classified first: an `initialize` makes the connection legacy (for the
 //! negotiated revision); before that, a request whose `_meta` names a protocol version is a
 //! stateless 2026-07-28 request; anything else is refused with a message that says what
-//! to send. Requests then run as their own tasks, so a slow handler never blocks the
-//! connection, and each one can be cancelled.
+//! to send. Each request runs on the connection until it first waits (most are answered at
+//! once), then as a task of its own, so a handler that awaits never blocks the connection and
+//! each one can be cancelled. (A handler that computes for long without awaiting should hand
+//! that work to `spawn_blocking`.)
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
 use mcp_protocol::engine::request_state::request_fingerprint;
 use mcp_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
 use mcp_protocol::json;
@@ -520,7 +523,14 @@ pub(crate) enum Tasks<'a> {
 }
 
 impl Tasks<'_> {
+    /// Runs `task` here until it first waits, and makes a task of it only then: most requests
+    /// are answered at once, and a task per request (its allocation, scheduling, and the
+    /// runtime's I/O polls between tasks) was the larger part of a pipelined call's cost.
     fn spawn(&mut self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut task = Box::pin(task);
+        if task.as_mut().now_or_never().is_some() {
+            return;
+        }
         match self {
             Self::Set(set) => drop(set.spawn(task)),
             Self::Detached => drop(tokio::spawn(task)),
