@@ -19,11 +19,13 @@
 //!
 //! [`suite`] runs all of them against every server of `bench/servers.toml`, servers pinned to
 //! one CPU and the load generator to another, and [`report`] and [`chart`] write
-//! `docs/BENCHMARKS.md` and its SVG charts. No test of this crate asserts on timings.
+//! `docs/BENCHMARKS.md` and its SVG charts, with [`compare`]'s figures before and after
+//! (against the run the new one replaces). No test of this crate asserts on timings.
 #![deny(missing_docs)]
 
 pub mod baseline;
 pub mod chart;
+pub mod compare;
 pub mod config;
 pub mod http_client;
 pub mod http_load;

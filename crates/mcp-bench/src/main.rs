@@ -63,6 +63,19 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
     },
+    /// Writes BENCHMARKS.md and the charts again from a suite's results.json, compared with
+    /// a previous run's.
+    Report {
+        /// The results to report.
+        #[arg(long, default_value = "bench/results/results.json")]
+        results: PathBuf,
+        /// The results.json of an earlier run, for the before-and-after section.
+        #[arg(long)]
+        previous: Option<PathBuf>,
+        /// Where BENCHMARKS.md and the charts go.
+        #[arg(long, default_value = "docs")]
+        docs: PathBuf,
+    },
     /// Streamable HTTP load against one endpoint.
     Http {
         /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp.
@@ -241,6 +254,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             let results = runtime()?.block_on(suite::run(&opts, suite::Pinning { cpus, usable }))?;
             println!("{}", report::tables(&results, &[]));
+            Ok(())
+        }
+        Command::Report { results, previous, docs } => {
+            let results = suite::read_results(&results)?;
+            let previous = previous.map(|p| suite::read_results(&p)).transpose()?;
+            let path = suite::write_report(&results, previous.as_ref(), &docs)?;
+            eprintln!("mcp-bench: wrote {}", path.display());
             Ok(())
         }
         Command::Http { url, mode, protocol, clients, duration, warmup, pid, cpu, json } => {

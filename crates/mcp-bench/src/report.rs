@@ -13,8 +13,12 @@ pub const PIPE_BASELINE: &str = "baseline-pipe";
 /// The reference peer other servers are compared to.
 pub const REFERENCE_PEER: &str = "rmcp";
 
-/// The whole report. `charts` are SVG file names written beside it.
-pub fn markdown(results: &SuiteResults, charts: &[String]) -> String {
+/// Our server's name in the servers file: the one the report compares with the previous run.
+pub const OUR_SERVER: &str = "mcp";
+
+/// The whole report. `charts` are SVG file names written beside it; `previous`, the results of
+/// the run before, gives the before-and-after section.
+pub fn markdown(results: &SuiteResults, charts: &[String], previous: Option<&SuiteResults>) -> String {
     let mut md = String::new();
     let m = &results.machine;
     let s = &results.settings;
@@ -90,6 +94,9 @@ pub fn markdown(results: &SuiteResults, charts: &[String]) -> String {
          `mcp-bench spawn -- CMD...` (add `--json` for machine-readable output).\n"
     );
     md.push_str(&tables(results, charts));
+    if let Some(previous) = previous {
+        md.push_str(&crate::compare::markdown(previous, results, OUR_SERVER));
+    }
     md
 }
 

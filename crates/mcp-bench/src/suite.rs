@@ -700,18 +700,33 @@ pub fn fmt_num(v: f64) -> String {
 fn write_outputs(results: &SuiteResults, opts: &SuiteOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
     let json_path = opts.out.join("results.json");
+    // The run this one replaces is the report's "before" (unreadable or absent: no comparison).
+    let previous = read_results(&json_path).ok();
     std::fs::write(&json_path, serde_json::to_string_pretty(results)?)
         .with_context(|| format!("cannot write {}", json_path.display()))?;
     let docs = opts.docs.clone().unwrap_or_else(|| opts.out.clone());
-    std::fs::create_dir_all(&docs).with_context(|| format!("cannot create {}", docs.display()))?;
-    let charts = chart::write_charts(results, &docs)?;
+    let md_path = write_report(results, previous.as_ref(), &docs)?;
+    progress(format!("wrote {} and {}", json_path.display(), md_path.display()));
+    Ok(())
+}
+
+/// Reads the `results.json` of a run.
+pub fn read_results(path: &Path) -> Result<SuiteResults> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not the results of a suite", path.display()))
+}
+
+/// Writes `BENCHMARKS.md` and its charts into `docs` (compared with `previous`, when given);
+/// returns the report's path.
+pub fn write_report(results: &SuiteResults, previous: Option<&SuiteResults>, docs: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(docs).with_context(|| format!("cannot create {}", docs.display()))?;
+    let charts = chart::write_charts(results, docs)?;
     let md_path = docs.join("BENCHMARKS.md");
     let chart_names: Vec<String> =
         charts.iter().filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).collect();
-    std::fs::write(&md_path, report::markdown(results, &chart_names))
+    std::fs::write(&md_path, report::markdown(results, &chart_names, previous))
         .with_context(|| format!("cannot write {}", md_path.display()))?;
-    progress(format!("wrote {}, {} and {}", json_path.display(), md_path.display(), chart_names.join(", ")));
-    Ok(())
+    Ok(md_path)
 }
 
 #[cfg(test)]
