@@ -40,9 +40,10 @@ impl Server {
 }
 
 impl ServerSession {
-    /// Handles one decoded message (or batch). Requests run as tasks of their own; their
-    /// responses and related messages go to `reply` when given (one HTTP request's stream),
-    /// else to the session's sink. `initialize` is handled before this returns.
+    /// Handles one decoded message (or batch). A request runs here until it first waits
+    /// (most are answered before this returns), then as a task of its own; its response and
+    /// related messages go to `reply` when given (one HTTP request's stream), else to the
+    /// session's sink. `initialize` is handled before this returns.
     pub async fn receive(&self, incoming: Incoming, reply: Option<mpsc::Sender<String>>) {
         let outbound = self.state.outbound_for(reply);
         handle_incoming(&self.state, incoming, outbound, Tasks::Detached).await;
