@@ -164,6 +164,41 @@ async fn undeclared_capabilities_are_method_not_found() {
 }
 
 #[tokio::test]
+async fn a_call_that_waits_does_not_hold_up_the_calls_behind_it() {
+    // Requests run on the connection until they first wait: one that waits must be moved off
+    // it, so that the connection goes on reading and answering.
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("slow"), |_, _| async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Ok(CallToolResult::text("slow"))
+    });
+    server.add_tool(tool("fast"), |_, _| async { Ok(CallToolResult::text("fast")) });
+    for version in ["2025-06-18", "2026-07-28"] {
+        let mut peer = Peer::start(&server);
+        let params = |name: &str| {
+            if version == "2026-07-28" {
+                modern(json!({"name": name}))
+            } else {
+                json!({"name": name})
+            }
+        };
+        if version != "2026-07-28" {
+            peer.initialize(version, json!({})).await;
+        }
+        peer.send(json!({"jsonrpc":"2.0","id":"s","method":"tools/call","params":params("slow")})).await;
+        peer.send(json!({"jsonrpc":"2.0","id":"f","method":"tools/call","params":params("fast")})).await;
+        let first = peer.recv().await;
+        assert_eq!((&first["id"], &first["result"]["content"][0]["text"]), (&json!("f"), &json!("fast")), "{version}");
+        let second = peer.recv().await;
+        assert_eq!(
+            (&second["id"], &second["result"]["content"][0]["text"]),
+            (&json!("s"), &json!("slow")),
+            "{version}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn cancellation_drops_the_handler_and_sends_no_response() {
     let server = Server::builder("s", "1").build();
     let finished = Arc::new(AtomicBool::new(false));
