@@ -24,19 +24,25 @@ fn load_figures(median: &LoadMedian, baseline: Option<&LoadMedian>) -> LoadFigur
     LoadFigures { vs_baseline, cpu_us: median.cpu_us_per_call, p99_ms: median.latency.p99_ms }
 }
 
+/// The figures of server `name` in the case `pick` finds, against the same case of `baseline`.
+fn figures(
+    results: &SuiteResults,
+    name: &str,
+    baseline: &str,
+    pick: impl Fn(&ServerResults) -> Option<&LoadMedian>,
+) -> Option<LoadFigures> {
+    let ours = pick(results.server(name)?)?;
+    Some(load_figures(ours, results.server(baseline).and_then(&pick)))
+}
+
 fn http_figures(results: &SuiteResults, name: &str, mode: Mode, clients: usize) -> Option<LoadFigures> {
-    let case =
-        |r: &ServerResults| r.http.iter().find(|c| c.mode == mode && c.clients == clients).map(|c| c.median.clone());
-    let ours = case(results.server(name)?)?;
-    let baseline = results.server(HTTP_BASELINE).and_then(case);
-    Some(load_figures(&ours, baseline.as_ref()))
+    figures(results, name, HTTP_BASELINE, |r| {
+        r.http.iter().find(|c| c.mode == mode && c.clients == clients).map(|c| &c.median)
+    })
 }
 
 fn stdio_figures(results: &SuiteResults, name: &str, inflight: usize) -> Option<LoadFigures> {
-    let case = |r: &ServerResults| r.stdio.iter().find(|c| c.inflight == inflight).map(|c| c.median.clone());
-    let ours = case(results.server(name)?)?;
-    let baseline = results.server(PIPE_BASELINE).and_then(case);
-    Some(load_figures(&ours, baseline.as_ref()))
+    figures(results, name, PIPE_BASELINE, |r| r.stdio.iter().find(|c| c.inflight == inflight).map(|c| &c.median))
 }
 
 fn ratio(v: Option<f64>) -> String {

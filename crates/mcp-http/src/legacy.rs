@@ -225,13 +225,13 @@ async fn respond_resumable(
             }
         }
     };
-    if let Some(first) = &first {
-        if reply::is_final(first, &expect) {
-            return reply::json_response(StatusCode::OK, first.clone(), &headers);
+    // The frame moves into the response: most answers are one JSON body, copied nowhere.
+    let first = match first {
+        Some(frame) if reply::is_final(&frame, &expect) => {
+            return reply::json_response(StatusCode::OK, frame, &headers);
         }
-        if !sse_ok {
+        Some(mut frame) if !sse_ok => {
             // Without SSE, related messages cannot be delivered: answer with the response alone.
-            let mut frame = first.clone();
             while !reply::is_final(&frame, &expect) {
                 match work.recv(&mut rx).await {
                     Some(f) => frame = f,
@@ -240,7 +240,8 @@ async fn respond_resumable(
             }
             return reply::json_response(StatusCode::OK, frame, &headers);
         }
-    }
+        other => other,
+    };
     work.detach();
     let store = inner.sessions.store.clone();
     let (stream, log) = session.streams.open(|old| store.forget_stream(&session.id, old));
