@@ -9,9 +9,7 @@
 set -uo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 client=${CONFORMANCE_CLIENT:-target/release/conformance-client}
-runner=../shared/tools/conformance.sh
-[[ -f $runner ]] || runner=tests/conformance/conformance.sh
-[[ -f $runner ]] || { echo "conformance runner not found" >&2; exit 2; }
+runner=tests/conformance/suite.sh
 [[ -x $client ]] || { echo "$client not built (cargo build --release)" >&2; exit 2; }
 
 failed=0
@@ -19,8 +17,8 @@ run() {
   echo "==> conformance client: $*"
   env "$@" bash "$runner" client "$client" || failed=$((failed + 1))
 }
-run CONFORMANCE_VERSION=0.1.16
-run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2026-07-28
-run CONFORMANCE_VERSION=0.2.0-alpha.12 CONFORMANCE_SPEC=2025-11-25
+run SUITE_VERSION=0.1.16
+run SUITE_VERSION=0.2.0-alpha.12 SUITE_SPEC=2026-07-28
+run SUITE_VERSION=0.2.0-alpha.12 SUITE_SPEC=2025-11-25
 echo "conformance client: $failed run(s) failed"
 exit $((failed > 0))
