@@ -7,6 +7,7 @@
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::fmt;
 
@@ -162,66 +163,117 @@ impl DecodeError {
     }
 }
 
-/// Deserializes a present field as `Some`, even when it is `null`.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// A message as read off the wire, its params not read yet: they stay a slice of the input,
+/// for the codec to read straight into the method's own types.
+#[derive(Debug, Clone)]
+pub enum RawMessage<'a> {
+    /// A request.
+    Request {
+        /// Its id.
+        id: RequestId,
+        /// Its method, as sent.
+        method: String,
+        /// Its params (an object or an array), unread.
+        params: Option<&'a RawValue>,
+    },
+    /// A notification.
+    Notification {
+        /// Its method, as sent.
+        method: String,
+        /// Its params, unread.
+        params: Option<&'a RawValue>,
+    },
+    /// A response.
+    Response(Response),
 }
 
-/// The envelope as it arrives: every member optional, classified afterwards.
+/// A frame read off the wire: one message, or a batch.
+#[derive(Debug, Clone)]
+pub enum RawIncoming<'a> {
+    /// A single message.
+    Single(RawMessage<'a>),
+    /// A JSON array of messages; each element read on its own.
+    Batch(Vec<Result<RawMessage<'a>, InvalidMessage>>),
+}
+
+/// Deserializes a present member as `Some`, `null` included.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The envelope as it arrives: every member optional and unread, classified afterwards.
 #[derive(Deserialize)]
-struct RawEnvelope {
-    #[serde(default, deserialize_with = "present")]
-    jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    method: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    error: Option<Value>,
+struct RawEnvelope<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
 }
 
 fn invalid(id: Option<RequestId>, detail: impl fmt::Display) -> InvalidMessage {
     InvalidMessage { id, error: ErrorObject::invalid_request(detail) }
 }
 
-impl RawEnvelope {
-    fn classify(self) -> Result<Message, InvalidMessage> {
-        let id = match &self.id {
-            None | Some(Value::Null) => None,
-            Some(v) => match RequestId::from_value(v) {
-                Some(id) => Some(id),
-                None => return Err(invalid(None, "id must be a string or an integer")),
+fn is_null(raw: &RawValue) -> bool {
+    raw.get() == "null"
+}
+
+/// Reads an id: a string or an integer; `Err` for anything else but null.
+fn read_id(raw: &RawValue) -> Result<Option<RequestId>, ()> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(text).map(|s| Some(RequestId::String(s))).map_err(drop),
+        Some(b'-' | b'0'..=b'9') => text.parse::<i64>().map(|n| Some(RequestId::Number(n))).map_err(drop),
+        _ if is_null(raw) => Ok(None),
+        _ => Err(()),
+    }
+}
+
+impl<'a> RawEnvelope<'a> {
+    fn classify(self) -> Result<RawMessage<'a>, InvalidMessage> {
+        let id = match self.id {
+            None => None,
+            Some(raw) => match read_id(raw) {
+                Ok(id) => id,
+                Err(()) => return Err(invalid(None, "id must be a string or an integer")),
             },
         };
-        if self.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        if self.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
             return Err(invalid(id, "jsonrpc must be \"2.0\""));
         }
         if let Some(method) = self.method {
-            let Value::String(method) = method else {
+            let Ok(method) = serde_json::from_str::<String>(method.get()) else {
                 return Err(invalid(id, "method must be a string"));
             };
-            if let Some(p) = &self.params {
-                if !(p.is_object() || p.is_array()) {
+            if let Some(p) = self.params {
+                if !matches!(p.get().as_bytes().first(), Some(b'{' | b'[')) {
                     return Err(invalid(id, "params must be an object or an array"));
                 }
             }
             return match (self.id, id) {
-                (None, _) => Ok(Message::Notification(Notification { method, params: self.params })),
-                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params: self.params })),
+                (None, _) => Ok(RawMessage::Notification { method, params: self.params }),
+                (Some(_), Some(id)) => Ok(RawMessage::Request { id, method, params: self.params }),
                 (Some(_), None) => Err(invalid(None, "a request id must not be null")),
             };
         }
         match (self.result, self.error) {
             (Some(result), None) => match id {
-                Some(id) => Ok(Message::Response(Response { id: Some(id), outcome: Ok(result) })),
+                Some(id) => match serde_json::from_str::<Value>(result.get()) {
+                    Ok(result) => Ok(RawMessage::Response(Response { id: Some(id), outcome: Ok(result) })),
+                    Err(e) => Err(invalid(Some(id), e)),
+                },
                 None => Err(invalid(None, "a result response needs an id")),
             },
-            (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
-                Ok(e) => Ok(Message::Response(Response { id, outcome: Err(e) })),
+            (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
+                Ok(e) => Ok(RawMessage::Response(Response { id, outcome: Err(e) })),
                 Err(e) => Err(invalid(id, format_args!("malformed error object: {e}"))),
             },
             (Some(_), Some(_)) => Err(invalid(id, "a response has either result or error, not both")),
@@ -230,33 +282,66 @@ impl RawEnvelope {
     }
 }
 
-fn classify_value(v: Value) -> Result<Message, InvalidMessage> {
-    if !v.is_object() {
+fn classify_raw(raw: &RawValue) -> Result<RawMessage<'_>, InvalidMessage> {
+    if !raw.get().starts_with('{') {
         return Err(invalid(None, "a message must be a JSON object"));
     }
-    match serde_json::from_value::<RawEnvelope>(v) {
-        Ok(raw) => raw.classify(),
+    match serde_json::from_str::<RawEnvelope<'_>>(raw.get()) {
+        Ok(envelope) => envelope.classify(),
         Err(e) => Err(invalid(None, e)),
     }
 }
 
-/// Decodes one frame (one line on stdio, one HTTP body).
-pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
+/// Reads one frame (one line on stdio, one HTTP body), leaving params unread.
+pub fn decode_raw(text: &str) -> Result<RawIncoming<'_>, DecodeError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
-        // Fast path: decode straight into the envelope without an intermediate Value tree.
-        return match serde_json::from_str::<RawEnvelope>(text) {
-            Ok(raw) => raw.classify().map(Incoming::Single).map_err(DecodeError::Invalid),
+        return match serde_json::from_str::<RawEnvelope<'_>>(text) {
+            Ok(envelope) => envelope.classify().map(RawIncoming::Single).map_err(DecodeError::Invalid),
             Err(e) if e.is_syntax() || e.is_eof() => Err(DecodeError::Parse(ErrorObject::parse_error(e))),
             Err(e) => Err(DecodeError::Invalid(invalid(None, e))),
         };
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
-    match value {
-        Value::Array(items) if items.is_empty() => Err(DecodeError::Invalid(invalid(None, "empty batch"))),
-        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify_value).collect())),
-        other => classify_value(other).map(Incoming::Single).map_err(DecodeError::Invalid),
+    if trimmed.starts_with('[') {
+        let items = serde_json::from_str::<Vec<&RawValue>>(text)
+            .map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
+        if items.is_empty() {
+            return Err(DecodeError::Invalid(invalid(None, "empty batch")));
+        }
+        return Ok(RawIncoming::Batch(items.into_iter().map(classify_raw).collect()));
     }
+    let raw = serde_json::from_str::<&RawValue>(text).map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
+    classify_raw(raw).map(RawIncoming::Single).map_err(DecodeError::Invalid)
+}
+
+fn params_value(params: Option<&RawValue>) -> Option<Value> {
+    // The params were checked to be an object or an array, which always read as a value.
+    params.map(|p| serde_json::from_str(p.get()).unwrap_or(Value::Null))
+}
+
+impl RawMessage<'_> {
+    /// The message with its params read as JSON values.
+    pub fn into_message(self) -> Message {
+        match self {
+            Self::Request { id, method, params } => {
+                Message::Request(Request { id, method, params: params_value(params) })
+            }
+            Self::Notification { method, params } => {
+                Message::Notification(Notification { method, params: params_value(params) })
+            }
+            Self::Response(r) => Message::Response(r),
+        }
+    }
+}
+
+/// Decodes one frame (one line on stdio, one HTTP body), params read as JSON values.
+pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
+    Ok(match decode_raw(text)? {
+        RawIncoming::Single(m) => Incoming::Single(m.into_message()),
+        RawIncoming::Batch(items) => {
+            Incoming::Batch(items.into_iter().map(|i| i.map(RawMessage::into_message)).collect())
+        }
+    })
 }
 
 #[derive(Serialize)]

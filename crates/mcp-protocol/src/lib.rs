@@ -2,6 +2,8 @@
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its decoding with precise error classes.
 //! - [`json`]: reading members of small JSON objects without hashing their keys.
+//! - [`method`]: every method name, spelled once.
+//! - [`message`]: typed messages of both directions.
 //! - [`revision`]: the revisions and what each one has.
 //! - [`types`]: the neutral model that handler code sees.
 //! - [`codec`]: writes neutral messages exactly as a revision defines them.
@@ -14,12 +16,16 @@
 pub mod codec;
 pub mod engine;
 pub mod error;
+pub mod frame;
 pub mod json;
 pub mod jsonrpc;
+pub mod message;
+pub mod method;
 pub mod revision;
 pub mod types;
 pub mod uri_template;
 
 pub use error::ErrorObject;
 pub use jsonrpc::{Message, Notification, Request, RequestId, Response};
+pub use method::Method;
 pub use revision::{Era, ProtocolVersion};

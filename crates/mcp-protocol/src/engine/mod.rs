@@ -1,11 +1,41 @@
-//! Sans-IO protocol machinery: no sockets, no tasks, no clocks of its own. Time is passed in.
+//! The sans-IO protocol engine: no sockets, no tasks, no clocks of its own; time is passed in.
 //!
+//! One engine per connection (or per stateless request), for either role, in the style of
+//! quinn-proto: inputs (`handle`, `handle_timeout`), outputs (`poll_event`, `poll_transmit`,
+//! `poll_timeout`) and mutators (`respond`, requests, `cancel`, notifications). The async
+//! runtimes are thin drivers of it.
+//!
+//! - [`ServerPeer`]: the legacy lifecycle and version negotiation, modern per-request
+//!   negotiation, which methods exist and are offered, the requests it answers itself,
+//!   listen streams, input rounds, announcements.
+//! - [`ClientPeer`]: era detection, the `_meta` of modern requests, serving the server's
+//!   requests.
+//! - Both: request ids and correlation, deadlines, cancellation both ways (a cancel and a
+//!   response that cross are settled: whichever comes second is ignored), progress rules.
+//!
+//! Pieces used by both and by the runtimes:
 //! - [`pending`]: outgoing request ids, correlation of responses, per-request deadlines.
 //! - [`progress`]: progress reporting rules (strictly increasing, nothing after the response).
 //! - [`cursor`]: opaque, stateless, integrity-protected pagination cursors.
 //! - [`request_state`]: sealed state for multi-round-trip (`input_required`) requests.
+//! - [`rounds`]: one round of a multi-round request.
 
+mod client;
 pub mod cursor;
+mod peer;
 pub mod pending;
 pub mod progress;
 pub mod request_state;
+mod role;
+pub mod rounds;
+mod server;
+#[cfg(test)]
+mod tests;
+
+pub use client::{ClientNews, ClientPeer, ClientSettings, ConnectError, Negotiated, NotSent, RequestOptions};
+pub use peer::{Event, Failure, Now, SendOptions, Transmit};
+pub use role::{Client, Role, Server};
+pub use server::{
+    missing_capability, tasks_extension_missing, Change, Feature, Offer, Refusal, Scope, ServedRequest, ServerNews,
+    ServerPeer, ServerSettings, Session, TaskMethods,
+};

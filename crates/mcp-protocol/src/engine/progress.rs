@@ -56,6 +56,11 @@ impl ProgressTracker {
         Ok(token)
     }
 
+    /// The token to echo, if the request asked for progress.
+    pub fn token(&self) -> Option<&ProgressToken> {
+        self.token.as_ref()
+    }
+
     /// Marks the request answered: no progress after this.
     pub fn finish(&mut self) {
         self.finished = true;

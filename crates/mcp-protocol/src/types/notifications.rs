@@ -32,8 +32,8 @@ pub struct ProgressParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelledParams {
-    /// The id of the request to cancel.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The id of the request to cancel (`id` is read as it too: `$/cancelRequest`'s name).
+    #[serde(default, alias = "id", skip_serializing_if = "Option::is_none")]
     pub request_id: Option<RequestId>,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]

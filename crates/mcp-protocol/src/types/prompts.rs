@@ -69,9 +69,6 @@ pub struct GetPromptParams {
     /// Argument values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<std::collections::BTreeMap<String, String>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
 }
 
 /// One message of a prompt.

@@ -83,9 +83,6 @@ pub struct ResourceTemplate {
 pub struct ResourceParams {
     /// The resource's URI.
     pub uri: String,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
 }
 
 /// The result of `resources/read`.

@@ -110,9 +110,6 @@ pub struct CallToolParams {
     /// Asks for the call to run as a task (2025-11-25; ignored in other revisions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
-    /// Metadata (progress token, and in 2026-07-28 the per-request fields).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
 }
 
 /// The result of `tools/call`.

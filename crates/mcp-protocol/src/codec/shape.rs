@@ -1,18 +1,12 @@
-//! The per-revision codec: writes neutral-model messages exactly as a revision defines them.
-//!
-//! Handler code builds the neutral types of [`crate::types`], which hold the union of every
-//! revision. Before a message leaves, the codec shapes its JSON for the negotiated revision:
-//! members a revision lacks are dropped (a `title` for 2024-11-05, `structuredContent`
-//! before 2025-06-18, `execution` outside 2025-11-25), content kinds it lacks are turned into
-//! text that says what was there, and what a revision requires is added (`resultType`,
-//! `ttlMs`/`cacheScope` and `_meta` server info from 2026-07-28). Tasks, which exist only in
-//! 2025-11-25 and as a 2026-07-28 extension, are written in each one's shape. The tests
-//! validate the output against each revision's official schema with extra members forbidden.
+//! Shaping neutral JSON for one revision: what it lacks is dropped or turned into what it has,
+//! what it requires is added.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, RequestId};
+use crate::message::ServerResult;
+use crate::method::Method;
 use crate::revision::ProtocolVersion as V;
 use crate::types::{meta_keys, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta};
 use crate::ErrorObject;
@@ -211,15 +205,78 @@ fn shape_prompt(obj: &mut Object, rev: V) {
 
 /// Is this method's result cacheable (it carries `ttlMs`/`cacheScope` from 2026-07-28)?
 pub fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        "tools/list"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-            | "server/discover"
-    )
+    Method::parse(method).is_some_and(Method::is_cacheable)
+}
+
+/// What a result is, as far as shaping it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultKind {
+    Initialize,
+    Discover,
+    ListTools,
+    CallTool,
+    CreateTask,
+    TaskPayload,
+    Task,
+    ListTasks,
+    ListPrompts,
+    GetPrompt,
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    Other,
+}
+
+impl ResultKind {
+    pub(crate) fn of(result: &ServerResult) -> Self {
+        match result {
+            ServerResult::Initialize(_) => Self::Initialize,
+            ServerResult::Discover(_) => Self::Discover,
+            ServerResult::ListTools(_) => Self::ListTools,
+            ServerResult::CallTool(_) => Self::CallTool,
+            ServerResult::CreateTask(_) => Self::CreateTask,
+            ServerResult::TaskPayload(_) => Self::TaskPayload,
+            ServerResult::Task(_) => Self::Task,
+            ServerResult::ListTasks(_) => Self::ListTasks,
+            ServerResult::ListPrompts(_) => Self::ListPrompts,
+            ServerResult::GetPrompt(_) => Self::GetPrompt,
+            ServerResult::ListResources(_) => Self::ListResources,
+            ServerResult::ListResourceTemplates(_) => Self::ListResourceTemplates,
+            ServerResult::ReadResource(_) => Self::ReadResource,
+            ServerResult::Empty(_) | ServerResult::InputRequired(_) | ServerResult::Complete(_) => Self::Other,
+        }
+    }
+
+    fn of_method(method: Method, result: &Object) -> Self {
+        match method {
+            Method::Initialize => Self::Initialize,
+            Method::Discover => Self::Discover,
+            Method::ListTools => Self::ListTools,
+            Method::CallTool if result.get("task").is_some_and(Value::is_object) => Self::CreateTask,
+            Method::CallTool => Self::CallTool,
+            Method::TaskResult => Self::TaskPayload,
+            Method::GetTask | Method::CancelTask => Self::Task,
+            Method::ListTasks => Self::ListTasks,
+            Method::ListPrompts => Self::ListPrompts,
+            Method::GetPrompt => Self::GetPrompt,
+            Method::ListResources => Self::ListResources,
+            Method::ListResourceTemplates => Self::ListResourceTemplates,
+            Method::ReadResource => Self::ReadResource,
+            _ => Self::Other,
+        }
+    }
+
+    fn is_cacheable(self) -> bool {
+        matches!(
+            self,
+            Self::Discover
+                | Self::ListTools
+                | Self::ListPrompts
+                | Self::ListResources
+                | Self::ListResourceTemplates
+                | Self::ReadResource
+        )
+    }
 }
 
 /// What the modern era adds to every result.
@@ -234,8 +291,14 @@ pub struct ResultContext<'a> {
 /// Shapes the result of `method` for `rev`, in place.
 pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContext<'_>) {
     let Value::Object(obj) = result else { return };
-    match method {
-        "initialize" => {
+    let kind = Method::parse(method).map_or(ResultKind::Other, |m| ResultKind::of_method(m, obj));
+    shape_kind(kind, obj, rev, ctx);
+}
+
+/// Shapes a result of `kind` for `rev`, in place.
+pub(crate) fn shape_kind(kind: ResultKind, obj: &mut Object, rev: V, ctx: &ResultContext<'_>) {
+    match kind {
+        ResultKind::Initialize => {
             if let Some(Value::Object(i)) = obj.get_mut("serverInfo") {
                 shape_implementation(i, rev);
             }
@@ -243,37 +306,39 @@ pub fn shape_result(method: &str, result: &mut Value, rev: V, ctx: &ResultContex
                 shape_server_capabilities(c, rev);
             }
         }
-        "server/discover" => {
+        ResultKind::Discover => {
             if let Some(Value::Object(c)) = obj.get_mut("capabilities") {
                 shape_server_capabilities(c, rev);
             }
         }
-        "tools/list" => for_each_object(obj.get_mut("tools"), |t| shape_tool(t, rev)),
-        "tools/call" if obj.get("task").is_some_and(Value::is_object) => shape_create_task_result(obj, rev),
-        "tools/call" | "tasks/result" => shape_call_tool_result(obj, rev),
-        "tasks/get" | "tasks/cancel" => {
+        ResultKind::ListTools => for_each_object(obj.get_mut("tools"), |t| shape_tool(t, rev)),
+        ResultKind::CreateTask => shape_create_task_result(obj, rev),
+        ResultKind::CallTool | ResultKind::TaskPayload => shape_call_tool_result(obj, rev),
+        ResultKind::Task => {
             shape_task(obj, rev);
             if let Some(Value::Object(result)) = obj.get_mut("result") {
                 shape_call_tool_result(result, rev);
             }
         }
-        "tasks/list" => for_each_object(obj.get_mut("tasks"), |t| shape_task(t, rev)),
-        "prompts/list" => for_each_object(obj.get_mut("prompts"), |p| shape_prompt(p, rev)),
-        "prompts/get" => for_each_object(obj.get_mut("messages"), |m| {
+        ResultKind::ListTasks => for_each_object(obj.get_mut("tasks"), |t| shape_task(t, rev)),
+        ResultKind::ListPrompts => for_each_object(obj.get_mut("prompts"), |p| shape_prompt(p, rev)),
+        ResultKind::GetPrompt => for_each_object(obj.get_mut("messages"), |m| {
             if let Some(Value::Object(c)) = m.get_mut("content") {
                 shape_content(c, rev);
             }
         }),
-        "resources/list" => for_each_object(obj.get_mut("resources"), |r| shape_listed(r, rev)),
-        "resources/templates/list" => for_each_object(obj.get_mut("resourceTemplates"), |r| shape_listed(r, rev)),
-        "resources/read" => for_each_object(obj.get_mut("contents"), |c| shape_resource_contents(c, rev)),
-        _ => {}
+        ResultKind::ListResources => for_each_object(obj.get_mut("resources"), |r| shape_listed(r, rev)),
+        ResultKind::ListResourceTemplates => {
+            for_each_object(obj.get_mut("resourceTemplates"), |r| shape_listed(r, rev))
+        }
+        ResultKind::ReadResource => for_each_object(obj.get_mut("contents"), |c| shape_resource_contents(c, rev)),
+        ResultKind::Other => {}
     }
-    finish_result(method, obj, rev, ctx);
+    finish_result(kind.is_cacheable(), obj, rev, ctx);
 }
 
 /// Adds or removes the era-specific members every result has.
-fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>) {
+fn finish_result(cacheable: bool, obj: &mut Object, rev: V, ctx: &ResultContext<'_>) {
     if !rev.has_result_type() {
         obj.remove("resultType");
         obj.remove("ttlMs");
@@ -281,7 +346,7 @@ fn finish_result(method: &str, obj: &mut Object, rev: V, ctx: &ResultContext<'_>
         return;
     }
     let complete = obj.entry("resultType").or_insert_with(|| "complete".into()) == "complete";
-    if complete && is_cacheable(method) {
+    if complete && cacheable {
         obj.entry("ttlMs").or_insert_with(|| ctx.cache.ttl_ms.into());
         obj.entry("cacheScope").or_insert_with(|| {
             match ctx.cache.scope {
@@ -315,7 +380,7 @@ pub fn encode_call_tool_result(id: &RequestId, result: &CallToolResult, rev: V, 
     if !passes_unchanged(result, rev) {
         return match serde_json::to_value(result) {
             Ok(mut value) => {
-                shape_result("tools/call", &mut value, rev, ctx);
+                shape_result(Method::CallTool.as_str(), &mut value, rev, ctx);
                 jsonrpc::encode_result(id, &value)
             }
             Err(e) => jsonrpc::encode_error(Some(id), &ErrorObject::internal(e)),
@@ -391,19 +456,31 @@ impl Serialize for ResultMeta<'_> {
 
 /// Shapes the params of a notification the server sends, in place.
 pub fn shape_notification_params(method: &str, params: &mut Value, rev: V) {
+    if let Some(method) = Method::parse(method) {
+        shape_notification(method, params, rev);
+    }
+}
+
+pub(crate) fn shape_notification(method: Method, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
     match method {
-        "notifications/progress" => strip(obj, rev, &[("message", V::V2025_03_26, NOW)]),
-        "notifications/tasks/status" => shape_task(obj, rev),
+        Method::Progress => strip(obj, rev, &[("message", V::V2025_03_26, NOW)]),
+        Method::TaskStatus => shape_task(obj, rev),
         _ => {}
     }
 }
 
 /// Shapes the params of a request the server sends to the client (legacy era), in place.
 pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
+    if let Some(method) = Method::parse(method) {
+        shape_server_request(method, params, rev);
+    }
+}
+
+pub(crate) fn shape_server_request(method: Method, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
     match method {
-        "sampling/createMessage" => {
+        Method::CreateMessage => {
             strip(obj, rev, &[("tools", V::V2025_11_25, NOW), ("toolChoice", V::V2025_11_25, NOW)]);
             for_each_object(obj.get_mut("messages"), |m| {
                 strip(m, rev, &[("_meta", V::V2025_11_25, NOW)]);
@@ -414,7 +491,7 @@ pub fn shape_server_request_params(method: &str, params: &mut Value, rev: V) {
                 }
             });
         }
-        "elicitation/create" => {
+        Method::Elicit => {
             strip(
                 obj,
                 rev,

@@ -1,0 +1,323 @@
+//! What both roles share: requests we sent and wait on, requests of the peer's we serve, and
+//! the queues of events and frames the driver takes out.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::progress::{ProgressError, ProgressTracker};
+use super::role::Role;
+use crate::error::ErrorObject;
+use crate::frame::{Frame, FrameKind, Outbound};
+use crate::jsonrpc::{self, RequestId};
+use crate::method::{Method, MethodName};
+use crate::types::{CancelledParams, ProgressParams, ProgressToken};
+
+/// The moment an input happens, as the driver passes it in: the engine reads no clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// Monotonic time, for deadlines.
+    pub instant: Instant,
+    /// Wall-clock time in milliseconds since the Unix epoch, for what outlives this process
+    /// (the expiry of a sealed `requestState`).
+    pub unix_ms: u64,
+}
+
+impl Now {
+    /// A moment.
+    pub fn new(instant: Instant, unix_ms: u64) -> Self {
+        Self { instant, unix_ms }
+    }
+
+    /// The same moment `d` later.
+    pub fn after(self, d: Duration) -> Self {
+        Self { instant: self.instant + d, unix_ms: self.unix_ms + d.as_millis() as u64 }
+    }
+}
+
+/// Why a request of ours ended without the peer's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The peer answered with an error.
+    Error(ErrorObject),
+    /// No answer before the deadline (the peer was told, where the request asked for it).
+    TimedOut,
+    /// The connection closed first.
+    Closed,
+    /// A message with the request's id came that is not a valid response.
+    Malformed(String),
+}
+
+/// A frame to send, and the request of the peer's it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transmit {
+    /// The peer's request this frame answers or was sent while serving (progress, a log
+    /// message, a question to the client): a transport with a stream per request sends it
+    /// there. `None`: the connection's own stream.
+    pub related: Option<RequestId>,
+    /// What to send.
+    pub out: Outbound,
+}
+
+/// What the engine tells the application.
+#[derive(Debug)]
+pub enum Event<R: Role, W, H> {
+    /// A request of the peer's to serve: answer it with `respond`. `handling` is a copy of
+    /// what the engine keeps for it (given back if the peer cancels).
+    Request {
+        /// The request, with what the engine decided about it.
+        request: R::Served,
+        /// The application's handle on the request's work.
+        handling: H,
+    },
+    /// The peer no longer wants the answer to a request of its (or the connection closed):
+    /// stop serving it. No response is sent for it any more.
+    Cancelled {
+        /// The request.
+        id: RequestId,
+        /// The peer's reason, if it gave one.
+        reason: Option<String>,
+        /// The handle given with the request.
+        handling: H,
+    },
+    /// The answer to a request of ours, or why there is none.
+    Response {
+        /// Our request.
+        id: RequestId,
+        /// What waits for it.
+        waiter: W,
+        /// The result, or the failure.
+        outcome: Result<Value, Failure>,
+    },
+    /// Progress on a request of ours that asked for it.
+    Progress {
+        /// Our request.
+        id: RequestId,
+        /// The notification.
+        params: ProgressParams,
+    },
+    /// A notification of the peer's that the engine does not handle itself.
+    Notification(R::Notified),
+    /// A role's own news (the server: a legacy session began; the client: the era is known).
+    Role(R::News),
+}
+
+/// A request of ours waiting for its answer.
+struct Pending<W> {
+    method: MethodName,
+    waiter: W,
+    deadline: Option<Instant>,
+    /// Tell the peer when the deadline passes (not for a probe, which must not be cancelled).
+    cancel_on_timeout: bool,
+    progress: Option<ProgressToken>,
+    /// The peer's request this one was sent while serving.
+    related: Option<RequestId>,
+}
+
+/// A request of the peer's being served.
+pub(crate) struct Serving<H, S> {
+    pub(crate) handling: H,
+    pub(crate) progress: ProgressTracker,
+    /// What the role keeps about it.
+    pub(crate) state: S,
+}
+
+/// A request of ours, written.
+pub(crate) struct Written {
+    pub(crate) id: RequestId,
+    pub(crate) method: MethodName,
+    pub(crate) text: String,
+    pub(crate) token: Option<ProgressToken>,
+}
+
+/// How a request of ours is to be sent.
+#[derive(Debug, Clone, Default)]
+pub struct SendOptions {
+    /// Fail it with [`Failure::TimedOut`] after this long.
+    pub timeout: Option<Duration>,
+    /// Tell the peer (`notifications/cancelled`) when it times out.
+    pub cancel_on_timeout: bool,
+    /// Ask the peer for progress notifications.
+    pub progress: bool,
+    /// The peer's request this one is sent while serving (its frames go to that request's
+    /// stream).
+    pub related: Option<RequestId>,
+}
+
+/// The machinery both roles share, generic over what waits for a request of ours (`W`) and
+/// the application's handle on a request of the peer's (`H`).
+pub(crate) struct Core<W, H, S> {
+    next_id: i64,
+    next_token: i64,
+    pending: HashMap<RequestId, Pending<W>>,
+    pub(crate) serving: HashMap<RequestId, Serving<H, S>>,
+    transmits: VecDeque<Transmit>,
+    pub(crate) closed: bool,
+}
+
+impl<W, H, S> Default for Core<W, H, S> {
+    fn default() -> Self {
+        Self {
+            next_id: 0,
+            next_token: 1,
+            pending: HashMap::new(),
+            serving: HashMap::new(),
+            transmits: VecDeque::new(),
+            closed: false,
+        }
+    }
+}
+
+impl<W, H: Clone, S> Core<W, H, S> {
+    pub(crate) fn transmit(&mut self, related: Option<RequestId>, frame: Frame) {
+        self.transmits.push_back(Transmit { related, out: Outbound::Frame(frame) });
+    }
+
+    pub(crate) fn transmit_close_stream(&mut self, related: RequestId) {
+        self.transmits.push_back(Transmit { related: Some(related), out: Outbound::CloseStream });
+    }
+
+    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// Answers a request with an error at once, before it is served.
+    pub(crate) fn reject(&mut self, id: Option<&RequestId>, error: &ErrorObject) {
+        let text = jsonrpc::encode_error(id, error);
+        self.transmit(id.cloned(), Frame::response(text, id.cloned(), Some(error.code)));
+    }
+
+    /// A fresh id for a request of ours, and a progress token if asked.
+    pub(crate) fn allocate(&mut self, progress: bool) -> (RequestId, Option<ProgressToken>) {
+        let id = RequestId::Number(self.next_id);
+        self.next_id += 1;
+        let token = progress.then(|| {
+            let t = ProgressToken::Number(self.next_token);
+            self.next_token += 1;
+            t
+        });
+        (id, token)
+    }
+
+    /// Registers a request of ours whose frame is written, and sends it.
+    pub(crate) fn send(&mut self, request: Written, options: &SendOptions, waiter: W, now: Instant) {
+        let Written { id, method, text, token } = request;
+        let deadline = options.timeout.and_then(|t| now.checked_add(t));
+        self.pending.insert(
+            id.clone(),
+            Pending {
+                method: method.clone(),
+                waiter,
+                deadline,
+                cancel_on_timeout: options.cancel_on_timeout,
+                progress: token,
+                related: options.related.clone(),
+            },
+        );
+        self.transmit(options.related.clone(), Frame { text, kind: FrameKind::Request { id, method } });
+    }
+
+    fn send_cancelled(&mut self, id: &RequestId, reason: &str, related: Option<RequestId>) {
+        let params = CancelledParams { request_id: Some(id.clone()), reason: Some(reason.to_owned()) };
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        let text = jsonrpc::encode_notification(Method::Cancelled.as_str(), Some(&params));
+        self.transmit(related, Frame { text, kind: FrameKind::Cancel { id: id.clone() } });
+    }
+
+    /// Forgets a request of ours and tells the peer; its waiter, if it was still pending (a
+    /// response that crossed the cancellation is then ignored).
+    pub(crate) fn cancel(&mut self, id: &RequestId, reason: &str) -> Option<W> {
+        let pending = self.pending.remove(id)?;
+        self.send_cancelled(id, reason, pending.related);
+        Some(pending.waiter)
+    }
+
+    /// Forgets a request of ours without telling the peer (it was never sent).
+    pub(crate) fn forget(&mut self, id: &RequestId) -> Option<W> {
+        self.pending.remove(id).map(|p| p.waiter)
+    }
+
+    /// The waiter of a request of ours still pending.
+    pub(crate) fn waiter(&self, id: &RequestId) -> Option<&W> {
+        self.pending.get(id).map(|p| &p.waiter)
+    }
+
+    /// A response to a request of ours: its waiter and outcome, or `None` for an unknown or
+    /// finished one (late, after a timeout or a cancellation), which is ignored.
+    pub(crate) fn complete(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Value, Failure>,
+    ) -> Option<(MethodName, W, Result<Value, Failure>)> {
+        let pending = self.pending.remove(id)?;
+        Some((pending.method, pending.waiter, outcome))
+    }
+
+    /// The request of ours a progress token belongs to.
+    pub(crate) fn progress_of(&self, token: &ProgressToken) -> Option<RequestId> {
+        self.pending.iter().find(|(_, p)| p.progress.as_ref() == Some(token)).map(|(id, _)| id.clone())
+    }
+
+    /// Fails every request of ours whose deadline passed at `now`.
+    pub(crate) fn expire(&mut self, now: Instant) -> Vec<(RequestId, MethodName, W)> {
+        let due: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline.is_some_and(|d| d <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut expired = Vec::with_capacity(due.len());
+        for id in due {
+            let Some(p) = self.pending.remove(&id) else { continue };
+            if p.cancel_on_timeout {
+                self.send_cancelled(&id, "timed out", p.related.clone());
+            }
+            expired.push((id, p.method, p.waiter));
+        }
+        expired
+    }
+
+    /// The earliest deadline of a request of ours.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.pending.values().filter_map(|p| p.deadline).min()
+    }
+
+    /// Every request of ours, failed (the connection closed).
+    pub(crate) fn drain_pending(&mut self) -> Vec<(RequestId, W)> {
+        self.pending.drain().map(|(id, p)| (id, p.waiter)).collect()
+    }
+
+    /// How many requests of ours wait for an answer.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Starts serving a request of the peer's.
+    pub(crate) fn begin(&mut self, id: RequestId, progress: Option<ProgressToken>, handling: H, state: S) {
+        self.serving.insert(id, Serving { handling, progress: ProgressTracker::new(progress), state });
+    }
+
+    /// Stops serving a request (answered or cancelled); what was kept for it.
+    pub(crate) fn end(&mut self, id: &RequestId) -> Option<Serving<H, S>> {
+        self.serving.remove(id)
+    }
+
+    /// Checks progress for a request being served and returns the notification's params.
+    pub(crate) fn progress(
+        &mut self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<ProgressParams, ProgressError> {
+        let serving = self.serving.get_mut(id).ok_or(ProgressError::Finished)?;
+        let token = serving.progress.advance(progress)?.clone();
+        Ok(ProgressParams { progress_token: token, progress, total, message })
+    }
+
+    /// Writes a notification of ours, related to `related`.
+    pub(crate) fn notify(&mut self, related: Option<RequestId>, method: MethodName, text: String) {
+        self.transmit(related, Frame { text, kind: FrameKind::Notification { method } });
+    }
+}

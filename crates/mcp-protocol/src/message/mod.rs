@@ -1,0 +1,163 @@
+//! Typed messages: what each side sends, as Rust enums, read once by the codec.
+//!
+//! - [`ClientRequest`], [`ClientNotification`], [`ClientResult`]: what a client sends.
+//! - [`ServerRequest`], [`ServerNotification`], [`ServerResult`]: what a server sends.
+//! - [`Request`]: a received request, its per-request members ([`RequestMeta`],
+//!   [`RoundInput`]) split off, its params read into the method's type.
+//! - [`Received`]: one received message of either kind; [`Decoded`]: a frame, single or batch.
+//!
+//! Reading is [`crate::codec::read_from_client`] and [`crate::codec::read_from_server`];
+//! writing, for a revision, is [`crate::codec`]'s too.
+
+mod client;
+mod meta;
+mod server;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+pub use client::{ClientNotification, ClientRequest, ClientResult};
+pub use meta::{NotificationMeta, RequestMeta, RoundInput};
+pub use server::{InputRequiredResult, ServerNotification, ServerRequest, ServerResult};
+
+pub(crate) use meta::{Split, WireParams};
+
+use crate::error::ErrorObject;
+use crate::jsonrpc::{InvalidMessage, RequestId, Response};
+use crate::method::{Method, MethodName};
+
+/// A received request: its id and method, its per-request members, and its params read into
+/// the method's own type (or why they could not be).
+///
+/// The params are read before anything is decided about the request, but an error in them is
+/// kept rather than answered at once: what the request is answered depends first on the
+/// revision it is served in (which methods exist, which capabilities are offered), and only
+/// then on its params.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request<B> {
+    /// The id the response must carry.
+    pub id: RequestId,
+    /// The method, as sent.
+    pub method: MethodName,
+    /// `_meta`.
+    pub meta: RequestMeta,
+    /// `inputResponses` and `requestState` (2026-07-28 multi-round requests).
+    pub round: RoundInput,
+    /// The request, or the error that answers it: `-32601` for a method that is not a
+    /// request of this direction, `-32602` for params that do not read.
+    pub body: Result<B, ErrorObject>,
+}
+
+/// A received notification, with the `_meta` members that route it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notified<N> {
+    /// `_meta`.
+    pub meta: NotificationMeta,
+    /// The notification.
+    pub body: N,
+}
+
+/// One received message.
+// Requests are the common case and are moved on whole: boxing them would cost an allocation
+// each for the rarer notifications' sake.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received<Req, Note> {
+    /// A request.
+    Request(Request<Req>),
+    /// A notification.
+    Notification(Notified<Note>),
+    /// A response to one of our requests.
+    Response(Response),
+}
+
+/// What a server receives.
+pub type FromClient = Received<ClientRequest, ClientNotification>;
+/// What a client receives.
+pub type FromServer = Received<ServerRequest, ServerNotification>;
+
+/// A received frame: one message, or a JSON-RPC batch of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded<M> {
+    /// One message.
+    Single(M),
+    /// A batch; each element read on its own.
+    Batch(Vec<Result<M, InvalidMessage>>),
+}
+
+/// Params for methods that have none of their own (any members are ignored).
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub(crate) struct NoParams {}
+
+/// Why a request's params could not be read.
+#[derive(Debug)]
+pub(crate) enum ParamsError {
+    /// The method is not a request of this direction.
+    NotARequest(Method),
+    /// The params do not have the method's shape.
+    Invalid(serde_json::Error),
+}
+
+impl std::fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotARequest(m) => write!(f, "{m} is not a request"),
+            Self::Invalid(e) => e.fmt(f),
+        }
+    }
+}
+
+impl ParamsError {
+    pub(crate) fn into_error(self, method: Method) -> ErrorObject {
+        match self {
+            Self::NotARequest(m) => ErrorObject::method_not_found(m.as_str()),
+            Self::Invalid(e) => ErrorObject::invalid_params(format!("{method}: {e}")),
+        }
+    }
+}
+
+/// Reads params (absent: an empty object) with the per-request members split off.
+pub(crate) fn read_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<Split<P>, ParamsError> {
+    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(ParamsError::Invalid)
+}
+
+/// Reads the params of a notification leniently: `None` when they do not have the shape.
+pub(crate) fn value_params<T: DeserializeOwned>(params: Option<&Value>) -> Option<T> {
+    match params {
+        Some(v) => T::deserialize(v).ok(),
+        None => T::deserialize(&Value::Object(Default::default())).ok(),
+    }
+}
+
+/// Only `_meta`, read from params that do not otherwise have their method's shape (so that
+/// the error can still be answered in the right revision).
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(rename = "_meta", default)]
+    meta: RequestMeta,
+}
+
+/// Builds a received request from its raw parts with `decode` (the direction's reader).
+pub(crate) fn request_from_raw<B>(
+    id: RequestId,
+    method: String,
+    params: Option<&RawValue>,
+    decode: impl FnOnce(Method, Option<&RawValue>) -> Result<Split<B>, ParamsError>,
+) -> Request<B> {
+    let name = MethodName::parse(&method);
+    let Some(known) = name.known() else {
+        let meta = params.and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok()).map(|m| m.meta);
+        let body = Err(ErrorObject::method_not_found(&method));
+        return Request { id, method: name, meta: meta.unwrap_or_default(), round: RoundInput::default(), body };
+    };
+    match decode(known, params) {
+        Ok(split) => Request { id, method: name, meta: split.meta, round: split.round, body: Ok(split.params) },
+        Err(e) => {
+            let meta = params.and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok()).map(|m| m.meta);
+            let body = Err(e.into_error(known));
+            Request { id, method: name, meta: meta.unwrap_or_default(), round: RoundInput::default(), body }
+        }
+    }
+}
