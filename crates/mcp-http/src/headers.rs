@@ -3,8 +3,9 @@
 use axum::http::{HeaderMap, HeaderName};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use mcp_protocol::json;
+use mcp_protocol::message::{ClientRequest, Request};
 use mcp_protocol::types::JsonObject;
+use mcp_protocol::Method;
 use serde_json::Value;
 
 /// The protocol version header.
@@ -66,27 +67,51 @@ fn matches(header: &str, value: &Value) -> bool {
     }
 }
 
+/// What a 2026-07-28 request's body says that its headers must repeat.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    /// The method (`Mcp-Method`).
+    pub method: &'a str,
+    /// The member naming what the request is about and its value (`Mcp-Name`): a tool's or a
+    /// prompt's `name`, a resource's `uri`, a task's `taskId`.
+    pub name: Option<(&'static str, &'a str)>,
+    /// A tool call's arguments (the `Mcp-Param-*` headers its tool declares).
+    pub arguments: Option<&'a JsonObject>,
+}
+
+/// The member a method's `Mcp-Name` repeats, if it has one.
+fn name_member(method: Method) -> Option<&'static str> {
+    match method {
+        Method::CallTool | Method::GetPrompt => Some("name"),
+        Method::ReadResource => Some("uri"),
+        Method::GetTask | Method::UpdateTask | Method::CancelTask => Some("taskId"),
+        _ => None,
+    }
+}
+
+impl<'a> Expected<'a> {
+    /// What `request` says. (Params that did not read name nothing: their error is answered.)
+    pub fn of(request: &'a Request<ClientRequest>) -> Self {
+        let body = request.body.as_ref().ok();
+        let name = request.method.known().and_then(name_member).and_then(|member| Some((member, body?.name()?)));
+        let arguments = match body {
+            Some(ClientRequest::CallTool(call)) => call.arguments.as_ref(),
+            _ => None,
+        };
+        Self { method: request.method.as_str(), name, arguments }
+    }
+}
+
 /// Checks `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of a 2026-07-28 request.
 /// `input_schema` is the called tool's, for `x-mcp-header` parameters.
-pub fn check(
-    headers: &HeaderMap,
-    method: &str,
-    params: Option<&Value>,
-    input_schema: Option<&JsonObject>,
-) -> Result<(), String> {
+pub fn check(headers: &HeaderMap, expected: &Expected<'_>, input_schema: Option<&JsonObject>) -> Result<(), String> {
+    let method = expected.method;
     match value(headers, &names::METHOD)? {
         None => return Err("missing Mcp-Method header".into()),
         Some(m) if m != method => return Err(format!("Mcp-Method {m:?} does not match the body's method {method:?}")),
         Some(_) => {}
     }
-    let name_field = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-        _ => None,
-    };
-    if let Some(field) = name_field {
-        let expected = json::param(params, field).and_then(Value::as_str).unwrap_or_default();
+    if let Some((field, expected)) = expected.name {
         match value(headers, &names::NAME)? {
             None => return Err("missing Mcp-Name header".into()),
             Some(n) if decode(n)? != expected => {
@@ -95,14 +120,13 @@ pub fn check(
             Some(_) => {}
         }
     }
-    let (Some(schema), "tools/call") = (input_schema, method) else { return Ok(()) };
+    let (Some(schema), Some(arguments)) = (input_schema, expected.arguments) else { return Ok(()) };
     let Some(Value::Object(properties)) = schema.get("properties") else { return Ok(()) };
-    let arguments = json::param(params, "arguments");
     for (property, prop_schema) in properties {
         let Some(header_name) = prop_schema.get("x-mcp-header").and_then(Value::as_str) else { continue };
         // A name no header can have is never present.
         let header = HeaderName::try_from(format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase())).ok();
-        let body_value = arguments.and_then(|a| a.get(property)).filter(|v| !v.is_null());
+        let body_value = arguments.get(property).filter(|v| !v.is_null());
         let sent = match &header {
             Some(header) => value(headers, header)?,
             None => None,
@@ -137,49 +161,45 @@ mod tests {
         m
     }
 
+    fn request(text: &str) -> Request<ClientRequest> {
+        match mcp_protocol::codec::read_from_client(text) {
+            Ok(mcp_protocol::message::Decoded::Single(mcp_protocol::message::Received::Request(r))) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn call(params: &Value) -> Request<ClientRequest> {
+        request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string())
+    }
+
     #[test]
     fn method_and_name() {
-        let p = json!({"name": "t"});
-        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", " t ")]), "tools/call", Some(&p), None).is_ok());
-        assert!(check(&h(&[("mcp-method", "tools/call")]), "tools/call", Some(&p), None).is_err());
-        assert!(check(&h(&[("mcp-method", "TOOLS/LIST")]), "tools/list", None, None).is_err());
-        assert!(check(&h(&[("mcp-method", "prompts/list")]), "tools/list", None, None).is_err());
+        let r = call(&json!({"name": "t"}));
+        let e = Expected::of(&r);
+        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", " t ")]), &e, None).is_ok());
+        assert!(check(&h(&[("mcp-method", "tools/call")]), &e, None).is_err());
+        let list = request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        assert!(check(&h(&[("mcp-method", "TOOLS/LIST")]), &Expected::of(&list), None).is_err());
+        assert!(check(&h(&[("mcp-method", "prompts/list")]), &Expected::of(&list), None).is_err());
         let b64 = format!("=?base64?{}?=", STANDARD.encode("t"));
-        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", &b64)]), "tools/call", Some(&p), None).is_ok());
+        assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", &b64)]), &e, None).is_ok());
     }
 
     #[test]
     fn params() {
         let schema = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}});
         let schema = schema.as_object().unwrap();
-        let p = json!({"name":"t","arguments":{"region":"eu","n":5}});
+        let r = call(&json!({"name":"t","arguments":{"region":"eu","n":5}}));
+        let e = Expected::of(&r);
         let base = [("mcp-method", "tools/call"), ("mcp-name", "t")];
         let with = |extra: &[(&'static str, &str)]| {
             let mut v = base.to_vec();
             v.extend_from_slice(extra);
             h(&v)
         };
-        assert!(check(
-            &with(&[("mcp-param-region", "eu"), ("mcp-param-n", "5.0")]),
-            "tools/call",
-            Some(&p),
-            Some(schema)
-        )
-        .is_ok());
-        assert!(check(
-            &with(&[("mcp-param-region", "us"), ("mcp-param-n", "5")]),
-            "tools/call",
-            Some(&p),
-            Some(schema)
-        )
-        .is_err());
-        assert!(check(&with(&[("mcp-param-n", "5")]), "tools/call", Some(&p), Some(schema)).is_err());
-        assert!(check(
-            &with(&[("mcp-param-region", "=?base64?!!?="), ("mcp-param-n", "5")]),
-            "tools/call",
-            Some(&p),
-            Some(schema)
-        )
-        .is_err());
+        assert!(check(&with(&[("mcp-param-region", "eu"), ("mcp-param-n", "5.0")]), &e, Some(schema)).is_ok());
+        assert!(check(&with(&[("mcp-param-region", "us"), ("mcp-param-n", "5")]), &e, Some(schema)).is_err());
+        assert!(check(&with(&[("mcp-param-n", "5")]), &e, Some(schema)).is_err());
+        assert!(check(&with(&[("mcp-param-region", "=?base64?!!?="), ("mcp-param-n", "5")]), &e, Some(schema)).is_err());
     }
 }

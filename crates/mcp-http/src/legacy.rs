@@ -10,9 +10,9 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::stream;
-use mcp_protocol::jsonrpc::{Incoming, Message};
-use mcp_protocol::ErrorObject;
-use mcp_transport::CLOSE_STREAM_HINT;
+use mcp_protocol::frame::Outbound;
+use mcp_protocol::message::{Decoded, FromClient, Received};
+use mcp_protocol::{ErrorObject, Method};
 use tokio::sync::mpsc;
 
 use crate::events::{parse_event_id, EventStore, StreamLog};
@@ -25,11 +25,11 @@ fn plain(status: StatusCode, message: &str) -> Response {
 }
 
 /// What a body needs answered.
-fn expectation(incoming: &Incoming) -> Option<Expect> {
+fn expectation(incoming: &Decoded<FromClient>) -> Option<Expect> {
     match incoming {
-        Incoming::Single(Message::Request(r)) => Some(Expect::Response(r.id.clone())),
-        Incoming::Batch(items)
-            if items.iter().any(|i| !matches!(i, Ok(Message::Notification(_) | Message::Response(_)))) =>
+        Decoded::Single(Received::Request(r)) => Some(Expect::Response(r.id.clone())),
+        Decoded::Batch(items)
+            if items.iter().any(|i| !matches!(i, Ok(Received::Notification(_) | Received::Response(_)))) =>
         {
             Some(Expect::Batch)
         }
@@ -41,7 +41,7 @@ fn expectation(incoming: &Incoming) -> Option<Expect> {
 pub(crate) async fn post_streamable(
     inner: &Arc<Inner>,
     headers_in: &HeaderMap,
-    incoming: Incoming,
+    incoming: Decoded<FromClient>,
     version_header: Option<&str>,
 ) -> Response {
     if let Some(v) = version_header {
@@ -49,7 +49,10 @@ pub(crate) async fn post_streamable(
             return plain(StatusCode::BAD_REQUEST, &format!("unsupported MCP-Protocol-Version {v:?}"));
         }
     }
-    let is_initialize = matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == "initialize");
+    let is_initialize = matches!(
+        &incoming,
+        Decoded::Single(Received::Request(r)) if r.method.known() == Some(Method::Initialize)
+    );
     let (session, created) = match headers::value(headers_in, &headers::names::SESSION_ID) {
         Ok(Some(id)) => match inner.sessions.get(id) {
             Some(s) => (s, false),
@@ -69,7 +72,7 @@ pub(crate) async fn post_streamable(
     };
     let (tx, rx) = mpsc::channel(64);
     let work = match incoming {
-        Incoming::Single(Message::Request(req)) if req.method != "initialize" => {
+        Decoded::Single(Received::Request(req)) if req.method.known() != Some(Method::Initialize) => {
             reply::Inline::new(session.core.request(req, tx))
         }
         other => {
@@ -196,7 +199,7 @@ async fn respond_resumable(
     inner: &Arc<Inner>,
     session: Arc<Session>,
     mut work: reply::Inline,
-    mut rx: mpsc::Receiver<String>,
+    mut rx: mpsc::Receiver<Outbound>,
     expect: Expect,
     sse_ok: bool,
     headers: Vec<(HeaderName, HeaderValue)>,
@@ -207,13 +210,13 @@ async fn respond_resumable(
     let deadline = tokio::time::Instant::now() + inner.config.request_timeout;
     let first = loop {
         match tokio::time::timeout_at(deadline, work.recv(&mut rx)).await {
-            Ok(Some(f)) if f == CLOSE_STREAM_HINT => {
+            Ok(Some(Outbound::CloseStream)) => {
                 if resumable {
                     close_hint = true;
                     break None;
                 }
             }
-            Ok(Some(f)) => break Some(f),
+            Ok(Some(Outbound::Frame(f))) => break Some(f),
             Ok(None) => return reply::json_response(StatusCode::ACCEPTED, String::new(), &headers),
             Err(_) => {
                 // Too slow to start answering: cancel it in the session, and say so.
@@ -228,17 +231,18 @@ async fn respond_resumable(
     // The frame moves into the response: most answers are one JSON body, copied nowhere.
     let first = match first {
         Some(frame) if reply::is_final(&frame, &expect) => {
-            return reply::json_response(StatusCode::OK, frame, &headers);
+            return reply::json_response(StatusCode::OK, frame.text, &headers);
         }
         Some(mut frame) if !sse_ok => {
             // Without SSE, related messages cannot be delivered: answer with the response alone.
             while !reply::is_final(&frame, &expect) {
                 match work.recv(&mut rx).await {
-                    Some(f) => frame = f,
+                    Some(Outbound::Frame(f)) => frame = f,
+                    Some(Outbound::CloseStream) => {}
                     None => return reply::json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &headers),
                 }
             }
-            return reply::json_response(StatusCode::OK, frame, &headers);
+            return reply::json_response(StatusCode::OK, frame.text, &headers);
         }
         other => other,
     };
@@ -256,16 +260,16 @@ async fn respond_resumable(
             let frame = match next.take() {
                 Some(f) => f,
                 None => match rx.recv().await {
-                    Some(f) => f,
+                    Some(Outbound::Frame(f)) => f,
+                    Some(Outbound::CloseStream) => {
+                        log.request_close();
+                        continue;
+                    }
                     None => break,
                 },
             };
-            if frame == CLOSE_STREAM_HINT {
-                log.request_close();
-                continue;
-            }
             let seq = log.next_seq();
-            store.append(&session_id, stream, seq, &frame);
+            store.append(&session_id, stream, seq, &frame.text);
             log.changed.notify_waiters();
             if reply::is_final(&frame, &expect) {
                 break;
@@ -348,7 +352,7 @@ pub(crate) async fn post(
     let Ok(text) = String::from_utf8(body.to_vec()) else {
         return plain(StatusCode::BAD_REQUEST, "body is not UTF-8");
     };
-    match mcp_protocol::jsonrpc::decode(&text) {
+    match mcp_protocol::codec::read_from_client(&text) {
         Ok(incoming) => session.core.receive(incoming, None).await,
         // Answered where the session's answers go: its SSE stream.
         Err(e) => session.file(&*inner.sessions.store, &mcp_protocol::jsonrpc::encode_error(e.id(), e.error())),

@@ -31,9 +31,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use mcp_protocol::json;
-use mcp_protocol::jsonrpc::{self, Incoming, Message};
-use mcp_protocol::types::meta_keys;
+use mcp_protocol::codec;
+use mcp_protocol::jsonrpc;
+use mcp_protocol::message::{Decoded, FromClient, Received};
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use mcp_server::Server;
 
@@ -158,13 +158,8 @@ impl McpHttp {
 }
 
 /// Does this body carry a 2026-07-28 `_meta` protocol version?
-fn has_modern_meta(incoming: &Incoming) -> bool {
-    match incoming {
-        Incoming::Single(Message::Request(r)) => {
-            json::param(r.params.as_ref(), "_meta").and_then(|m| json::member(m, meta_keys::PROTOCOL_VERSION)).is_some()
-        }
-        _ => false,
-    }
+fn has_modern_meta(frame: &Decoded<FromClient>) -> bool {
+    matches!(frame, Decoded::Single(Received::Request(r)) if r.meta.protocol_version.is_some())
 }
 
 async fn post_mcp(State(inner): Shared, request: Request) -> Response {
@@ -186,7 +181,7 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     let Ok(text) = std::str::from_utf8(&body) else {
         return error_response(StatusCode::BAD_REQUEST, None, &ErrorObject::parse_error("body is not UTF-8"));
     };
-    let incoming = match jsonrpc::decode(text) {
+    let incoming = match codec::read_from_client(text) {
         Ok(i) => i,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e.id(), e.error()),
     };

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use mcp_protocol::error::{HEADER_MISMATCH, INVALID_PARAMS};
-use mcp_protocol::json;
-use mcp_protocol::jsonrpc::{Incoming, Message};
+use mcp_protocol::message::{ClientRequest, Decoded, FromClient, Received};
 use mcp_protocol::types::meta_keys;
 use mcp_protocol::ErrorObject;
 use tokio::sync::mpsc;
@@ -15,18 +14,18 @@ use tokio_util::sync::CancellationToken;
 use crate::reply::{self, Expect, Plan};
 use crate::{accepts_sse, error_response, headers, Inner};
 
-pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: Incoming) -> Response {
-    let req = match incoming {
-        Incoming::Single(Message::Request(r)) => r,
+pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Decoded<FromClient>) -> Response {
+    let req = match frame {
+        Decoded::Single(Received::Request(r)) => r,
         // No notification is defined for clients over HTTP in this revision; accept and ignore.
-        Incoming::Single(Message::Notification(_)) => {
+        Decoded::Single(Received::Notification(_)) => {
             return reply::json_response(StatusCode::ACCEPTED, String::new(), &[])
         }
-        Incoming::Single(Message::Response(_)) => {
+        Decoded::Single(Received::Response(_)) => {
             let e = ErrorObject::invalid_request("clients do not send responses in protocol revision 2026-07-28");
             return error_response(StatusCode::BAD_REQUEST, None, &e);
         }
-        Incoming::Batch(_) => {
+        Decoded::Batch(_) => {
             let e = ErrorObject::invalid_request("JSON-RPC batches are not part of protocol revision 2026-07-28");
             return error_response(StatusCode::BAD_REQUEST, None, &e);
         }
@@ -35,8 +34,6 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         let status = reply::modern_status(code);
         error_response(status, Some(&req.id), &ErrorObject::new(code, message))
     };
-    let meta = json::param(req.params.as_ref(), "_meta");
-    let meta_version = meta.and_then(|m| json::member(m, meta_keys::PROTOCOL_VERSION));
     let header_version = match headers::value(headers_in, &headers::names::PROTOCOL_VERSION) {
         Ok(v) => v,
         Err(why) => return reject(HEADER_MISMATCH, why),
@@ -45,10 +42,10 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
     let Some(header_version) = header_version else {
         return reject(HEADER_MISMATCH, "missing MCP-Protocol-Version header".into());
     };
-    let Some(meta_version) = meta_version else {
+    let Some(meta_version) = &req.meta.protocol_version else {
         return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::PROTOCOL_VERSION));
     };
-    if meta.and_then(|m| json::member(m, meta_keys::CLIENT_CAPABILITIES)).is_none() {
+    if req.meta.client_capabilities.is_none() {
         return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES));
     }
     if meta_version.as_str() != Some(header_version) {
@@ -57,17 +54,14 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
             format!("MCP-Protocol-Version {header_version:?} does not match _meta {meta_version}"),
         );
     }
-    let tool = match req.method.as_str() {
-        "tools/call" => json::param(req.params.as_ref(), "name").and_then(|n| n.as_str()),
+    let expected = headers::Expected::of(&req);
+    let check = |schema: Option<&mcp_protocol::types::JsonObject>| headers::check(headers_in, &expected, schema);
+    // The tool's schema is read in place (it names the `x-mcp-header` parameters).
+    let checked = match &req.body {
+        Ok(ClientRequest::CallTool(call)) => inner.server.with_tool(&call.name, |t| check(Some(&t.input_schema))),
         _ => None,
     };
-    let check = |schema: Option<&mcp_protocol::types::JsonObject>| {
-        headers::check(headers_in, &req.method, req.params.as_ref(), schema)
-    };
-    // The tool's schema is read in place (it names the `x-mcp-header` parameters).
-    let checked = tool.and_then(|name| inner.server.with_tool(name, |t| check(Some(&t.input_schema))));
-    let checked = checked.unwrap_or_else(|| check(None));
-    if let Err(why) = checked {
+    if let Err(why) = checked.unwrap_or_else(|| check(None)) {
         return reject(HEADER_MISMATCH, why);
     }
     let (tx, rx) = mpsc::channel(64);
@@ -82,10 +76,6 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, incoming: I
         headers: Vec::new(),
     };
     let server = inner.server.clone();
-    let work = reply::Inline::new(async move {
-        if let Some(answer) = server.serve_stateless(req, tx.clone(), cancel).await {
-            let _ = tx.send(answer).await;
-        }
-    });
+    let work = reply::Inline::new(async move { server.serve_stateless(req, tx, cancel).await });
     reply::respond(work, rx, plan).await
 }

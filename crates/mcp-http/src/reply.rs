@@ -9,9 +9,8 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::{stream, FutureExt};
 use mcp_protocol::error;
+use mcp_protocol::frame::{Frame, FrameKind, Outbound};
 use mcp_protocol::RequestId;
-use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -26,67 +25,14 @@ pub(crate) enum Expect {
     Batch,
 }
 
-#[derive(Deserialize)]
-struct Peek {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    error: Option<PeekError>,
-}
-
-#[derive(Deserialize)]
-struct PeekError {
-    code: i64,
-}
-
-/// What a frame is, as far as the response is concerned.
-struct Kind {
-    is_final: bool,
-    error_code: Option<i64>,
-}
-
-/// Recognizes a success response to `id` as our encoder writes it
-/// (`{"jsonrpc":"2.0","id":<id>,"result":…`) without parsing the frame; `None` when the frame
-/// is anything else (then it is parsed).
-fn fast_success(frame: &str, id: &RequestId) -> Option<bool> {
-    let rest = frame.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
-    let rest = match id {
-        RequestId::Number(n) => {
-            let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))?;
-            (rest[..digits].parse::<i64>().ok()? == *n).then_some(&rest[digits..])?
-        }
-        RequestId::String(s) if !s.contains(['"', '\\']) && !s.chars().any(char::is_control) => {
-            let quoted = rest.strip_prefix('"')?.strip_prefix(s.as_str())?;
-            quoted.strip_prefix('"')?
-        }
-        RequestId::String(_) => return None,
-    };
-    rest.starts_with(r#","result":"#).then_some(true)
-}
-
-fn classify(frame: &str, expect: &Expect) -> Kind {
-    if frame.starts_with('[') {
-        return Kind { is_final: matches!(expect, Expect::Batch), error_code: None };
+/// Whether `frame` completes a stream that expects `expect`: the answer to its request, the
+/// answers to its batch, or an error about a message that could not be read at all.
+pub(crate) fn is_final(frame: &Frame, expect: &Expect) -> bool {
+    match (&frame.kind, expect) {
+        (FrameKind::Response { id: None, .. }, _) | (FrameKind::Batch, Expect::Batch) => true,
+        (FrameKind::Response { id: Some(answered), .. }, Expect::Response(id)) => answered == id,
+        _ => false,
     }
-    if let Expect::Response(id) = expect {
-        if fast_success(frame, id) == Some(true) {
-            return Kind { is_final: true, error_code: None };
-        }
-    }
-    match (serde_json::from_str::<Peek>(frame), expect) {
-        (Ok(p), Expect::Response(id)) if p.method.is_none() => Kind {
-            is_final: p.id.as_ref().and_then(RequestId::from_value).as_ref() == Some(id) || p.id.is_none(),
-            error_code: p.error.map(|e| e.code),
-        },
-        _ => Kind { is_final: false, error_code: None },
-    }
-}
-
-/// Whether `frame` completes a stream that expects `expect`.
-pub(crate) fn is_final(frame: &str, expect: &Expect) -> bool {
-    classify(frame, expect).is_final
 }
 
 /// The HTTP status of a 2026-07-28 error response.
@@ -140,7 +86,7 @@ impl Inline {
     }
 
     /// The next frame on `rx`, running the work meanwhile.
-    pub(crate) async fn recv(&mut self, rx: &mut mpsc::Receiver<String>) -> Option<String> {
+    pub(crate) async fn recv(&mut self, rx: &mut mpsc::Receiver<Outbound>) -> Option<Outbound> {
         let Some(work) = self.work.as_mut() else { return rx.recv().await };
         tokio::select! {
             biased;
@@ -216,9 +162,9 @@ pub(crate) fn timeout_response(expect: &Expect, headers: &[(header::HeaderName, 
 }
 
 /// Builds the response from the frames `work` sends on `rx`.
-pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, plan: Plan) -> Response {
+pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, plan: Plan) -> Response {
     let mut guard = CancelGuard(plan.cancel_on_close.clone());
-    let status_of = |kind: &Kind| match (plan.modern, kind.error_code) {
+    let status_of = |frame: &Frame| match (plan.modern, frame.error_code()) {
         (true, Some(code)) => modern_status(code),
         _ => StatusCode::OK,
     };
@@ -226,8 +172,8 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
     let deadline = tokio::time::Instant::now() + plan.first_frame_timeout;
     let first = loop {
         match tokio::time::timeout_at(deadline, work.recv(&mut rx)).await {
-            Ok(Some(f)) if f == mcp_transport::CLOSE_STREAM_HINT => continue,
-            Ok(Some(f)) => break f,
+            Ok(Some(Outbound::CloseStream)) => continue,
+            Ok(Some(Outbound::Frame(f))) => break f,
             Ok(None) => {
                 guard.0 = None;
                 return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
@@ -236,17 +182,13 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
             Err(_) => return timeout_response(&plan.expect, &plan.headers),
         }
     };
-    let kind = classify(&first, &plan.expect);
-    if kind.is_final || !plan.sse {
+    if is_final(&first, &plan.expect) || !plan.sse {
         let mut frame = first;
-        let mut kind = kind;
         // Without SSE, related messages cannot be delivered: skip them, answer with the response.
-        while !kind.is_final {
+        while !is_final(&frame, &plan.expect) {
             match work.recv(&mut rx).await {
-                Some(f) => {
-                    kind = classify(&f, &plan.expect);
-                    frame = f;
-                }
+                Some(Outbound::Frame(f)) => frame = f,
+                Some(Outbound::CloseStream) => {}
                 None => {
                     guard.0 = None;
                     return json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &plan.headers);
@@ -254,14 +196,14 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
             }
         }
         guard.0 = None;
-        return json_response(status_of(&kind), frame, &plan.headers);
+        return json_response(status_of(&frame), frame.text, &plan.headers);
     }
     work.detach();
     let expect = plan.expect.clone();
     let keep_alive = plan.keep_alive;
     struct State {
-        rx: mpsc::Receiver<String>,
-        pending: Option<String>,
+        rx: mpsc::Receiver<Outbound>,
+        pending: Option<Frame>,
         done: bool,
         guard: CancelGuard,
         expect: Expect,
@@ -275,7 +217,8 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
         let frame = match s.pending.take() {
             Some(f) => f,
             None => match tokio::time::timeout(s.keep_alive, s.rx.recv()).await {
-                Ok(Some(f)) => f,
+                Ok(Some(Outbound::Frame(f))) => f,
+                Ok(Some(Outbound::CloseStream)) => return Some((Ok(String::new()), s)),
                 Ok(None) => {
                     // Everything that could answer is gone: end the stream.
                     s.guard.0.take();
@@ -284,14 +227,11 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
                 Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
             },
         };
-        if frame == mcp_transport::CLOSE_STREAM_HINT {
-            return Some((Ok(String::new()), s));
-        }
-        if classify(&frame, &s.expect).is_final {
+        if is_final(&frame, &s.expect) {
             s.done = true;
             s.guard.0 = None;
         }
-        Some((Ok(sse::event(None, Some("message"), &frame)), s))
+        Some((Ok(sse::event(None, Some("message"), &frame.text)), s))
     });
     sse_response(Body::from_stream(body), &plan.headers)
 }
@@ -299,29 +239,31 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<String>, pl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_protocol::jsonrpc::{encode_notification, encode_request, encode_result};
-    use serde_json::json;
+
+    fn response(id: Option<RequestId>, error: Option<i64>) -> Frame {
+        Frame { text: String::new(), kind: FrameKind::Response { id, error } }
+    }
 
     #[test]
-    fn our_encoded_success_responses_are_recognized_without_parsing() {
-        for id in [RequestId::Number(7), RequestId::Number(-3), RequestId::String("a-1".into())] {
-            let frame = encode_result(&id, &json!({"content": []}));
-            assert_eq!(fast_success(&frame, &id), Some(true), "{frame}");
-            assert!(classify(&frame, &Expect::Response(id.clone())).is_final);
-        }
-        // Another id, a request or a notification from the server: never taken for the answer.
-        let other = encode_result(&RequestId::Number(70), &json!({}));
-        assert_eq!(fast_success(&other, &RequestId::Number(7)), None);
-        assert!(!classify(&other, &Expect::Response(RequestId::Number(7))).is_final);
-        let request = encode_request(&RequestId::Number(7), "sampling/createMessage", Some(&json!({})));
-        assert_eq!(fast_success(&request, &RequestId::Number(7)), None);
-        assert!(!classify(&request, &Expect::Response(RequestId::Number(7))).is_final);
-        let note = encode_notification("notifications/progress", Some(&json!({})));
-        assert!(!classify(&note, &Expect::Response(RequestId::Number(7))).is_final);
-        // Ids the fast path does not read are parsed instead, with the same outcome.
-        let odd = RequestId::String("q\"uote".into());
-        let frame = encode_result(&odd, &json!({}));
-        assert_eq!(fast_success(&frame, &odd), None);
-        assert!(classify(&frame, &Expect::Response(odd)).is_final);
+    fn a_stream_ends_with_its_answer_and_nothing_else() {
+        let id = RequestId::Number(7);
+        let expect = Expect::Response(id.clone());
+        assert!(is_final(&response(Some(id.clone()), None), &expect));
+        assert!(is_final(&response(Some(id), Some(-32602)), &expect));
+        assert!(!is_final(&response(Some(RequestId::Number(70)), None), &expect));
+        let note = Frame {
+            text: String::new(),
+            kind: FrameKind::Notification { method: mcp_protocol::Method::Progress.into() },
+        };
+        assert!(!is_final(&note, &expect));
+        let ask = Frame {
+            text: String::new(),
+            kind: FrameKind::Request { id: RequestId::Number(7), method: mcp_protocol::Method::Elicit.into() },
+        };
+        assert!(!is_final(&ask, &expect), "a request of the server's with the same id is no answer");
+        // A batch ends with its answers, or with the error that refuses it whole.
+        assert!(is_final(&Frame { text: String::new(), kind: FrameKind::Batch }, &Expect::Batch));
+        assert!(is_final(&response(None, Some(-32600)), &Expect::Batch));
+        assert!(!is_final(&note, &Expect::Batch));
     }
 }

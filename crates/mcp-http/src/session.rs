@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_protocol::frame::Outbound;
 use mcp_protocol::ProtocolVersion;
 use mcp_server::{Server, ServerSession};
 use tokio::sync::broadcast::error::RecvError;
@@ -83,12 +84,6 @@ pub(crate) struct Sessions {
     idle_timeout: Duration,
 }
 
-/// A session id: 128 bits from the CSPRNG, as hex (visible ASCII).
-fn new_id() -> String {
-    let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl Sessions {
     pub(crate) fn new(server: Server, idle_timeout: Duration, store: Arc<dyn EventStore>) -> Arc<Self> {
         let mut changes = server.changes();
@@ -132,15 +127,19 @@ impl Sessions {
         let store = self.store.clone();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
-            let core = self.server.session(move |frame| match weak.upgrade() {
+            let core = self.server.session(move |out| match weak.upgrade() {
                 Some(session) => {
-                    session.file(&*store, &frame);
+                    // The session's own stream is not one request's: a hint to close it means nothing.
+                    if let Outbound::Frame(frame) = out {
+                        session.file(&*store, &frame.text);
+                    }
                     true
                 }
                 None => false,
             });
             Session {
-                id: new_id(),
+                // 128 bits from the CSPRNG, as hex (visible ASCII).
+                id: mcp_protocol::id::random_id(),
                 core,
                 streams: SessionStreams::default(),
                 delivered: AtomicU64::new(0),

@@ -2,6 +2,7 @@
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its decoding with precise error classes.
 //! - [`json`]: reading members of small JSON objects without hashing their keys.
+//! - [`id`]: identifiers nobody can guess.
 //! - [`method`]: every method name, spelled once.
 //! - [`message`]: typed messages of both directions.
 //! - [`revision`]: the revisions and what each one has.
@@ -17,6 +18,7 @@ pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod frame;
+pub mod id;
 pub mod json;
 pub mod jsonrpc;
 pub mod message;

@@ -22,22 +22,23 @@
 //! ```
 #![deny(missing_docs)]
 
+// Layers, each file importing only the ones above it:
+//   error, link (the engine behind its lock, and the sinks) ->
+//   tasks/{config, store, runtime} -> context -> server/{registry, config, mod} ->
+//   answer, tasks/{run, methods}, dispatch -> connection -> session
+mod answer;
 mod connection;
 mod context;
+mod dispatch;
 mod error;
-mod input;
-mod listen;
-mod methods;
-mod outbound;
-mod registry;
+mod link;
 mod server;
 mod session;
 mod tasks;
 
-pub use context::Context;
+pub use context::{Context, InputRequest};
 pub use error::{HandlerError, HandlerResult};
-pub use input::InputRequest;
-pub use registry::Change;
+pub use mcp_protocol::engine::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;
 pub use tasks::{
@@ -46,19 +47,6 @@ pub use tasks::{
 };
 
 impl Server {
-    /// Serves one request that stands alone (a 2026-07-28 request over HTTP): messages related
-    /// to it (progress, logs) go to `related` as encoded frames, and the encoded response is
-    /// returned; `None` if `cancel` fired first (no response is due then). A request that is not
-    /// a 2026-07-28 one gets the error that says what it lacks.
-    pub async fn serve_stateless(
-        &self,
-        request: mcp_protocol::Request,
-        related: tokio::sync::mpsc::Sender<String>,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> Option<String> {
-        connection::serve_stateless(self.clone(), request, related, cancel).await
-    }
-
     /// Serves this server on one connection until the client closes it; in-flight requests
     /// get [`ServerConfig::shutdown_grace`] to finish, and everything sent is flushed.
     pub async fn serve(&self, connection: mcp_transport::Connection) {

@@ -1,4 +1,5 @@
-//! A legacy session with no connection of its own.
+//! Serving without a connection of one's own: a legacy session fed message by message, and a
+//! 2026-07-28 request that stands alone.
 //!
 //! Over HTTP each message of a session arrives in its own request. Rather than keep a task
 //! and channels per session (memory that idle sessions would hold), the transport hands each
@@ -8,78 +9,140 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::jsonrpc::Incoming;
-use mcp_protocol::ProtocolVersion;
-use mcp_protocol::Request;
-use tokio::sync::mpsc;
+use mcp_protocol::engine::Change;
+use mcp_protocol::frame::Outbound;
+use mcp_protocol::message::{ClientRequest, Decoded, FromClient, Received, Request};
+use mcp_protocol::{ProtocolVersion, RequestId};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
 
-use crate::connection::{handle_incoming, request_work, ConnectionState, Tasks};
-use crate::outbound::{Outbound, Sink};
-use crate::registry::Change;
+use crate::connection::{self, Tasks};
+use crate::link::{now, Link, Peer, Sink};
 use crate::server::Server;
 
 /// One legacy session of a [`Server`], fed message by message (see the module docs).
 #[derive(Clone)]
 pub struct ServerSession {
-    state: Arc<ConnectionState>,
+    server: Server,
+    link: Arc<Link>,
 }
 
 impl Server {
     /// Opens a session whose own messages go to `sink` (which returns `false` once nobody
     /// can read them any more). Changes are announced by calling [`ServerSession::announce`]
     /// for each one heard on [`Server::changes`].
-    pub fn session(&self, sink: impl Fn(String) -> bool + Send + Sync + 'static) -> ServerSession {
-        let outbound = Outbound::to_sink(Sink::Function(Arc::new(sink)));
-        ServerSession { state: Arc::new(ConnectionState::new(self.clone(), outbound)) }
+    pub fn session(&self, sink: impl Fn(Outbound) -> bool + Send + Sync + 'static) -> ServerSession {
+        let link = connection::link(self, Peer::new(self.settings().clone()), Sink::Function(Arc::new(sink)));
+        ServerSession { server: self.clone(), link }
     }
 
     /// The changes of this server's lists and resources, as they happen.
-    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+    pub fn changes(&self) -> broadcast::Receiver<Change> {
         self.inner.changes.subscribe()
+    }
+
+    /// Serves one request that stands alone (a 2026-07-28 request over HTTP). Every frame of
+    /// it (progress, logs, its answer; for `subscriptions/listen` the stream's notifications)
+    /// goes to `frames`, until the answer, or until `cancel` fires (the client went away: no
+    /// answer is due then).
+    pub async fn serve_stateless(
+        &self,
+        request: Request<ClientRequest>,
+        frames: mpsc::Sender<Outbound>,
+        cancel: CancellationToken,
+    ) {
+        let link = connection::link(self, Peer::stateless(self.settings().clone()), Sink::Frames(frames));
+        let id = request.id.clone();
+        // Subscribed before the request is handled: a listen stream misses nothing after its
+        // acknowledgement.
+        let mut changes = self.changes();
+        let (_, out) = link.run(|peer, offer| peer.handle(Decoded::Single(Received::Request(request)), now(), offer));
+        let requests = link.settle(out.events, None);
+        link.send(out.transmits, None).await;
+        let work = async {
+            for (request, handling) in requests {
+                connection::serve_request(self.clone(), link.clone(), request, handling, None).await;
+            }
+            while link.is_listening() {
+                let change = changes.recv().await;
+                if matches!(change, Err(broadcast::error::RecvError::Closed)) {
+                    // The server is gone: the stream ends with its final result.
+                    let (_, out) = link.run(|peer, _| peer.end_listens());
+                    link.send(out.transmits, None).await;
+                    break;
+                }
+                connection::announce(&link, change).await;
+            }
+        };
+        tokio::select! {
+            _ = work => {}
+            _ = cancel.cancelled() => {
+                let (_, out) = link.run(|peer, _| peer.abandon(&id));
+                link.settle(out.events, None);
+            }
+        }
     }
 }
 
 impl ServerSession {
-    /// Handles one decoded message (or batch). A request runs here until it first waits
-    /// (most are answered before this returns), then as a task of its own; its response and
-    /// related messages go to `reply` when given (one HTTP request's stream), else to the
-    /// session's sink. `initialize` is handled before this returns.
-    pub async fn receive(&self, incoming: Incoming, reply: Option<mpsc::Sender<String>>) {
-        let outbound = self.state.outbound_for(reply);
-        handle_incoming(&self.state, incoming, outbound, Tasks::Detached).await;
+    /// Handles one decoded frame (a message or a batch). A request runs here until it first
+    /// waits (most are answered before this returns), then as a task of its own; its response
+    /// and related messages go to `reply` when given (one HTTP request's stream), else to the
+    /// session's sink. `initialize` is answered before this returns.
+    pub async fn receive(&self, frame: Decoded<FromClient>, reply: Option<mpsc::Sender<Outbound>>) {
+        let reply = reply.map(Sink::Frames);
+        connection::receive(&self.server, &self.link, frame, reply, &mut Tasks::Detached).await;
     }
 
-    /// The work of answering one request (anything but `initialize`, which [`Self::receive`]
-    /// answers), for the transport to run where it likes: in the task that received it,
-    /// say, saving a hand-over. Its answer and related messages go to `reply`. The request
-    /// counts as in flight (cancellable) from this call on.
+    /// The work of answering one request, for the transport to run where it likes: in the
+    /// task that received it, say, saving a hand-over. Its answer and related messages go to
+    /// `reply`. The request counts as in flight (cancellable) from this call on.
     pub fn request(
         &self,
-        request: Request,
-        reply: mpsc::Sender<String>,
+        request: Request<ClientRequest>,
+        reply: mpsc::Sender<Outbound>,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let outbound = self.state.outbound_for(Some(reply));
-        request_work(&self.state, request, outbound)
+        let reply = Sink::Frames(reply);
+        let link = self.link.clone();
+        let (_, out) = link.run(|peer, offer| peer.handle(Decoded::Single(Received::Request(request)), now(), offer));
+        let requests = link.settle(out.events, Some(&reply));
+        let server = self.server.clone();
+        async move {
+            link.send(out.transmits, Some(&reply)).await;
+            for (request, handling) in requests {
+                connection::serve_request(server.clone(), link.clone(), request, handling, Some(reply.clone())).await;
+            }
+        }
     }
 
-    /// Cancels a request of this session that is in flight (the transport gave up on it).
-    pub fn cancel(&self, id: &mcp_protocol::RequestId) {
-        self.state.cancel(id);
+    /// Gives up on a request of this session that is in flight (the transport gave up on
+    /// it): its work is cancelled, and no answer is sent.
+    pub fn cancel(&self, id: &RequestId) {
+        let (_, out) = self.link.run(|peer, _| peer.abandon(id));
+        self.link.settle(out.events, None);
     }
 
     /// Tells the session's client about a change, if its revision and subscriptions call for it.
     pub async fn announce(&self, change: &Change) {
-        self.state.announce(change).await;
+        connection::announce(&self.link, Ok(change.clone())).await;
     }
 
     /// The negotiated revision, once `initialize` has been answered.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.state.legacy_version()
+        self.link.read(|peer| peer.session().map(|s| s.revision))
     }
 
     /// Ends the session: requests to the client fail, listen streams and task handlers end,
     /// and requests still running are cancelled after the shutdown grace period.
     pub fn close(&self) {
-        self.state.close();
+        connection::close(&self.link);
+        if self.link.read(|peer| peer.serving()) == 0 {
+            return;
+        }
+        let (grace, link) = (self.server.config().shutdown_grace, self.link.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            connection::cancel_all(&link);
+        });
     }
 }

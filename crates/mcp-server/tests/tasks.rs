@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_protocol::frame::Outbound;
+use mcp_protocol::message::{Decoded, Received};
 use mcp_protocol::types::{CallToolResult, ElicitParams, TaskSupport, Tool};
 use mcp_protocol::ErrorObject;
 use mcp_server::{Context, HandlerError, Server, TaskConfig};
@@ -575,11 +577,20 @@ async fn modern_input_goes_through_get_and_update() {
     // A stateless request per message, as over HTTP: the task outlives every one of them.
     let stateless = |server: &Server, method: &str, params: Value| {
         let server = server.clone();
-        let request = mcp_protocol::Request { id: 1.into(), method: method.to_owned(), params: Some(params) };
+        let text = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let Ok(Decoded::Single(Received::Request(request))) = mcp_protocol::codec::read_from_client(&text) else {
+            panic!("a request: {text}")
+        };
         async move {
-            let (tx, _rx) = tokio::sync::mpsc::channel(16);
-            let frame = server.serve_stateless(request, tx, Default::default()).await.expect("an answer");
-            serde_json::from_str::<Value>(&frame).unwrap()
+            let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+            server.serve_stateless(request, tx, Default::default()).await;
+            let mut answer = None;
+            while let Ok(Outbound::Frame(frame)) = rx.try_recv() {
+                if frame.answers(&1.into()) {
+                    answer = Some(frame.text);
+                }
+            }
+            serde_json::from_str::<Value>(&answer.expect("an answer")).unwrap()
         }
     };
     let created = stateless(&server, "tools/call", modern(json!({"name":"ask"}), true)).await;

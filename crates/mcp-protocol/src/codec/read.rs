@@ -89,6 +89,13 @@ mod tests {
         assert_eq!(call.arguments.as_ref().and_then(|a| a.get("text")), Some(&json!("hi")));
         assert_eq!(r.meta.protocol_version_str(), Some("2026-07-28"));
 
+        // `inputResponses` is a round member of tools/call, but tasks/update's own param.
+        let r = single_request(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/update","params":{"taskId":"t","inputResponses":{"k":{}}}}"#,
+        );
+        let Ok(ClientRequest::UpdateTask(update)) = &r.body else { panic!("{r:?}") };
+        assert!(update.input_responses.contains_key("k") && r.round.is_empty());
+
         let r = single_request(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
         assert_eq!(r.body, Ok(ClientRequest::Ping));
         let r = single_request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#);

@@ -19,6 +19,7 @@
 //! - [`cursor`]: opaque, stateless, integrity-protected pagination cursors.
 //! - [`request_state`]: sealed state for multi-round-trip (`input_required`) requests.
 //! - [`rounds`]: one round of a multi-round request.
+//! - [`task`]: task records and their life cycle.
 
 mod client;
 pub mod cursor;
@@ -29,6 +30,7 @@ pub mod request_state;
 mod role;
 pub mod rounds;
 mod server;
+pub mod task;
 #[cfg(test)]
 mod tests;
 

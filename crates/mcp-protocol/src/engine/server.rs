@@ -176,6 +176,9 @@ pub struct ServedRequest {
 pub enum ServerNews {
     /// `initialize` was answered: the connection is a legacy session now.
     SessionBegan(Session),
+    /// A listen stream opened (2026-07-28): its frames (the changes [`ServerPeer::announce`]
+    /// finds for it, its final result) are related to this request until it ends.
+    Listening(RequestId),
 }
 
 /// Where a request's log threshold comes from.
@@ -202,6 +205,8 @@ pub struct ServerServing {
 /// The answers of a batch, gathered until each of its requests is answered.
 struct Batch {
     first: Option<RequestId>,
+    /// Its messages are still being read: not complete whatever is answered.
+    reading: bool,
     waiting: usize,
     answers: Vec<String>,
 }
@@ -357,7 +362,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             _ => None,
         });
         let requests = items.iter().filter(|i| matches!(i, Ok(Received::Request(_)))).count();
-        self.batches.insert(key, Batch { first, waiting: requests, answers: Vec::new() });
+        self.batches.insert(key, Batch { first, reading: true, waiting: requests, answers: Vec::new() });
         for item in items {
             match item {
                 Err(invalid) => {
@@ -370,6 +375,9 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
                 }
                 Ok(message) => self.handle_message(message, Some(key), now, offer),
             }
+        }
+        if let Some(batch) = self.batches.get_mut(&key) {
+            batch.reading = false;
         }
         self.flush_batch(key);
     }
@@ -386,7 +394,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
 
     /// Sends a batch's answers once every request of it is answered.
     fn flush_batch(&mut self, key: u64) {
-        let done = self.batches.get(&key).is_some_and(|b| b.waiting == 0);
+        let done = self.batches.get(&key).is_some_and(|b| !b.reading && b.waiting == 0);
         if !done {
             return;
         }
@@ -497,7 +505,8 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
                 let ack = ServerNotification::SubscriptionsAcknowledged(honoured.clone());
                 let text = codec::write_server_notification(&ack, Some(&subscription_meta(&id)), rev);
                 self.core.notify(Some(id.clone()), Method::SubscriptionsAcknowledged.into(), text);
-                self.core.begin(id, None, H::default(), serving(Some(honoured)));
+                self.core.begin(id.clone(), None, H::default(), serving(Some(honoured)));
+                self.events.push_back(Event::Role(ServerNews::Listening(id)));
                 return;
             }
             _ => {}
@@ -627,12 +636,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             capabilities: Arc::new(params.capabilities),
             client_info: Arc::new(params.client_info),
         });
-        Ok(ServerResult::Initialize(InitializeResult {
+        Ok(ServerResult::Initialize(Box::new(InitializeResult {
             protocol_version: revision,
             capabilities: offer.capabilities(),
             server_info: self.settings.info.clone(),
             instructions: self.settings.instructions.clone(),
-        }))
+        })))
     }
 
     fn discover(&self, offer: &dyn Offer) -> ServerResult {
@@ -642,12 +651,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             .filter(|v| v.is_modern() || !self.settings.modern_only)
             .map(|v| v.as_str().to_owned())
             .collect();
-        ServerResult::Discover(DiscoverResult {
+        ServerResult::Discover(Box::new(DiscoverResult {
             supported_versions: supported,
             capabilities: offer.capabilities(),
             instructions: self.settings.instructions.clone(),
             extra: JsonObject::new(),
-        })
+        }))
     }
 
     fn handle_notification(&mut self, n: Notified<ClientNotification>) {
@@ -898,6 +907,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             let result = ServerResult::Empty(EmptyResult { meta: Some(subscription_meta(&id)) });
             self.respond(&id, Ok(result));
         }
+    }
+
+    /// Gives up on serving a request (its transport timed out, say): its work is to stop,
+    /// and no answer is sent for it.
+    pub fn abandon(&mut self, id: &RequestId) {
+        self.cancelled_by_client(id, None);
     }
 
     /// Cancels the work of every request still served (after a grace period, say).

@@ -538,6 +538,16 @@ fn a_listen_stream_is_acknowledged_carries_changes_and_ends_with_its_result() {
 fn a_batch_is_answered_as_one_array_once_each_request_is() {
     let mut pair = Pair::new(client_settings(Some(ProtocolVersion::V2025_03_26)), server_settings());
     pair.connect();
+    // Answered at once or not, every element's answer is in the one array.
+    pair.server.handle(
+        codec::read_from_client(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},42]"#).unwrap(),
+        pair.now,
+        &pair.offer,
+    );
+    pair.collect();
+    let both: Vec<Value> = serde_json::from_str(&pair.server_frames_of(|k| matches!(k, FrameKind::Batch))[0]).unwrap();
+    assert_eq!(both.len(), 2, "{both:?}");
+    pair.server_sent.clear();
     let batch = r#"[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"t"}},
         {"jsonrpc":"2.0","id":"c","method":"initialize","params":{}},5]"#;
     pair.server.handle(codec::read_from_client(batch).unwrap(), pair.now, &pair.offer);

@@ -68,10 +68,10 @@ macro_rules! decode_request {
         }
     };
     (@one $params:expr, $v:ident ($p:ty)) => {
-        read_params::<$p>($params).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v(s.params) })
+        read_params::<$p>($params, Method::$v).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v(s.params) })
     };
     (@one $params:expr, $v:ident) => {
-        read_params::<NoParams>($params).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v })
+        read_params::<NoParams>($params, Method::$v).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v })
     };
 }
 

@@ -202,10 +202,12 @@ struct Extras {
 }
 
 /// Hands the members of a params object to the params' own reader, keeping back `_meta`,
-/// `inputResponses` and `requestState`.
+/// and `inputResponses` and `requestState` when the method has rounds (for `tasks/update`,
+/// `inputResponses` is its own).
 struct Filtered<'a, A> {
     inner: A,
     extras: &'a mut Extras,
+    rounds: bool,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Filtered<'_, A> {
@@ -216,8 +218,8 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Filtered<'_, A> {
             let Some(Key(key)) = self.inner.next_key::<Key<'de>>()? else { return Ok(None) };
             match key.as_ref() {
                 "_meta" => self.extras.meta = self.inner.next_value()?,
-                "inputResponses" => self.extras.round.input_responses = Some(self.inner.next_value()?),
-                "requestState" => self.extras.round.request_state = Some(self.inner.next_value()?),
+                "inputResponses" if self.rounds => self.extras.round.input_responses = Some(self.inner.next_value()?),
+                "requestState" if self.rounds => self.extras.round.request_state = Some(self.inner.next_value()?),
                 _ => {
                     return match key {
                         Cow::Borrowed(k) => seed.deserialize(BorrowedStrDeserializer::new(k)).map(Some),
@@ -233,9 +235,17 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Filtered<'_, A> {
     }
 }
 
-impl<'de, P: Deserialize<'de>> Deserialize<'de> for Split<P> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct SplitVisitor<P>(PhantomData<P>);
+/// Reads params into a [`Split`]: `rounds` says whether the method has multi-round members.
+pub(crate) struct SplitSeed<P> {
+    pub(crate) rounds: bool,
+    pub(crate) params: PhantomData<P>,
+}
+
+impl<'de, P: Deserialize<'de>> DeserializeSeed<'de> for SplitSeed<P> {
+    type Value = Split<P>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Split<P>, D::Error> {
+        struct SplitVisitor<P>(bool, PhantomData<P>);
         impl<'de, P: Deserialize<'de>> Visitor<'de> for SplitVisitor<P> {
             type Value = Split<P>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -243,11 +253,18 @@ impl<'de, P: Deserialize<'de>> Deserialize<'de> for Split<P> {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Split<P>, A::Error> {
                 let mut extras = Extras::default();
-                let params = P::deserialize(MapAccessDeserializer::new(Filtered { inner: map, extras: &mut extras }))?;
+                let filtered = Filtered { inner: map, extras: &mut extras, rounds: self.0 };
+                let params = P::deserialize(MapAccessDeserializer::new(filtered))?;
                 Ok(Split { meta: extras.meta, round: extras.round, params })
             }
         }
-        d.deserialize_map(SplitVisitor(PhantomData))
+        d.deserialize_map(SplitVisitor(self.rounds, PhantomData))
+    }
+}
+
+impl<'de, P: Deserialize<'de>> Deserialize<'de> for Split<P> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SplitSeed { rounds: true, params: PhantomData }.deserialize(d)
     }
 }
 

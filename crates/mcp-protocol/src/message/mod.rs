@@ -118,9 +118,18 @@ impl ParamsError {
     }
 }
 
-/// Reads params (absent: an empty object) with the per-request members split off.
-pub(crate) fn read_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<Split<P>, ParamsError> {
-    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(ParamsError::Invalid)
+/// Reads params (absent: an empty object) with the per-request members split off: `_meta`,
+/// and for a method with multi-round requests `inputResponses` and `requestState`.
+pub(crate) fn read_params<P: DeserializeOwned>(
+    params: Option<&RawValue>,
+    method: Method,
+) -> Result<Split<P>, ParamsError> {
+    use serde::de::DeserializeSeed;
+    let mut reader = serde_json::Deserializer::from_str(params.map_or("{}", RawValue::get));
+    let seed = meta::SplitSeed { rounds: method.allows_input_rounds(), params: std::marker::PhantomData };
+    let split = seed.deserialize(&mut reader).map_err(ParamsError::Invalid)?;
+    reader.end().map_err(ParamsError::Invalid)?;
+    Ok(split)
 }
 
 /// Reads the params of a notification leniently: `None` when they do not have the shape.

@@ -45,14 +45,14 @@ impl ServerRequest {
     pub(crate) fn decode(method: Method, params: Option<&RawValue>) -> Result<Split<Self>, ParamsError> {
         let split = |p: Split<NoParams>, body: Self| Split { meta: p.meta, round: p.round, params: body };
         match method {
-            Method::Ping => read_params::<NoParams>(params).map(|p| split(p, Self::Ping)),
-            Method::ListRoots => read_params::<NoParams>(params).map(|p| split(p, Self::ListRoots)),
-            Method::CreateMessage => read_params::<CreateMessageParams>(params).map(|s| Split {
+            Method::Ping => read_params::<NoParams>(params, method).map(|p| split(p, Self::Ping)),
+            Method::ListRoots => read_params::<NoParams>(params, method).map(|p| split(p, Self::ListRoots)),
+            Method::CreateMessage => read_params::<CreateMessageParams>(params, method).map(|s| Split {
                 meta: s.meta,
                 round: s.round,
                 params: Self::CreateMessage(s.params),
             }),
-            Method::Elicit => read_params::<ElicitParams>(params).map(|s| Split {
+            Method::Elicit => read_params::<ElicitParams>(params, method).map(|s| Split {
                 meta: s.meta,
                 round: s.round,
                 params: Self::Elicit(s.params),
@@ -300,9 +300,9 @@ impl<'de> Deserialize<'de> for InputRequiredResult {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerResult {
     /// `initialize`.
-    Initialize(InitializeResult),
+    Initialize(Box<InitializeResult>),
     /// `server/discover`.
-    Discover(DiscoverResult),
+    Discover(Box<DiscoverResult>),
     /// A result with nothing in it (`ping`, `resources/subscribe`, `logging/setLevel`,
     /// `tasks/update`, the end of a listen stream ...).
     Empty(EmptyResult),
@@ -311,7 +311,7 @@ pub enum ServerResult {
     /// `tools/call`.
     CallTool(CallToolResult),
     /// A request that became a task (`tools/call`).
-    CreateTask(CreateTaskResult),
+    CreateTask(Box<CreateTaskResult>),
     /// A 2026-07-28 request that needs input from the client first.
     InputRequired(InputRequiredResult),
     /// `resources/list`.

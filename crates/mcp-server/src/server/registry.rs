@@ -1,12 +1,12 @@
 //! What a server offers: tools, resources, templates, prompts, each with its handler.
 //!
 //! Registries are changed at runtime as freely as at start-up: a dynamic set is the normal
-//! case. Every change is announced on a broadcast channel that connections turn into
-//! `list_changed` notifications for their clients.
+//! case. Every change is announced on a broadcast channel whose changes each connection's
+//! engine turns into what its client is to hear.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
@@ -16,6 +16,8 @@ use mcp_protocol::types::{
     ResourceTemplate, Tool,
 };
 use mcp_protocol::uri_template::UriTemplate;
+use parking_lot::RwLock;
+use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::HandlerResult;
@@ -59,6 +61,36 @@ pub struct ToolEntry {
     pub handler: ToolHandler,
 }
 
+impl ToolEntry {
+    /// Runs the handler: arguments missing from the schema and the tool's own failures
+    /// become results with `isError` (the model sees them); protocol errors stay errors.
+    pub(crate) async fn call(self: Arc<Self>, arguments: JsonObject, ctx: Context) -> HandlerResult<CallToolResult> {
+        if let Some(missing) = missing_required(&self.tool.input_schema, &arguments) {
+            return Ok(CallToolResult::error(format!(
+                "Invalid arguments for tool {}: missing required argument(s): {missing}",
+                self.tool.name
+            )));
+        }
+        match (self.handler)(arguments, ctx).await {
+            Err(crate::error::HandlerError::Tool(message)) => Ok(CallToolResult::error(message)),
+            other => other,
+        }
+    }
+}
+
+/// Names the schema's required properties missing from the arguments, if any.
+fn missing_required(schema: &JsonObject, arguments: &JsonObject) -> Option<String> {
+    let missing: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !arguments.contains_key(*name))
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
 /// A registered resource.
 #[derive(Clone)]
 pub struct ResourceEntry {
@@ -92,19 +124,6 @@ pub struct PromptEntry {
     pub completions: HashMap<String, Vec<String>>,
 }
 
-/// A change that clients may be told about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// The tool list changed.
-    Tools,
-    /// The prompt list changed.
-    Prompts,
-    /// The resource (or template) list changed.
-    Resources,
-    /// A resource's contents changed.
-    ResourceUpdated(String),
-}
-
 /// An ordered, concurrently readable map of entries by name (insertion order is list order).
 pub struct Registry<T> {
     entries: RwLock<IndexMap<String, T>>,
@@ -119,25 +138,25 @@ impl<T: Clone> Default for Registry<T> {
 impl<T: Clone> Registry<T> {
     /// Adds or replaces an entry; returns whether the list changed.
     pub fn insert(&self, key: String, entry: T) -> bool {
-        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.entries.write();
         map.insert(key, entry);
         true
     }
 
     /// Removes an entry; returns whether it was there.
     pub fn remove(&self, key: &str) -> bool {
-        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.entries.write();
         map.shift_remove(key).is_some()
     }
 
     /// One entry.
     pub fn get(&self, key: &str) -> Option<T> {
-        self.entries.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.entries.read().get(key).cloned()
     }
 
     /// Runs `f` over the entries in order, under the read lock.
     pub fn with_all<R>(&self, f: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
-        f(&self.entries.read().unwrap_or_else(|e| e.into_inner()))
+        f(&self.entries.read())
     }
 
     /// One page of the entries, mapped by `f`, and the cursor of the next page.
@@ -156,7 +175,7 @@ impl<T: Clone> Registry<T> {
 
     /// How many entries there are.
     pub fn len(&self) -> usize {
-        self.entries.read().unwrap_or_else(|e| e.into_inner()).len()
+        self.entries.read().len()
     }
 
     /// Whether there is no entry.

@@ -1,87 +1,44 @@
-//! The server: what it offers, how it is configured, and how it is changed at runtime.
+//! The server: what it offers, and how it is changed at runtime.
+//!
+//! - [`config`]: its settings, and the builder.
+//! - [`registry`]: the tools, resources, templates and prompts, with their handlers.
+
+mod config;
+pub(crate) mod registry;
+
+pub use config::{ServerBuilder, ServerConfig};
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_protocol::engine::cursor::CursorCodec;
-use mcp_protocol::engine::request_state::StateSealer;
+use mcp_protocol::engine::{Change, Feature, Offer, ServerSettings};
 use mcp_protocol::types::{
-    CacheHint, CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation, JsonObject,
-    ListChangedCapability, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability,
-    ServerCapabilities, Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation, JsonObject, ListChangedCapability,
+    Prompt, ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,
 };
 use mcp_protocol::uri_template::{UriTemplate, UriTemplateError};
 use tokio::sync::broadcast;
 
 use crate::context::Context;
 use crate::error::HandlerResult;
-use crate::registry::{
-    boxed1, Change, CompletionHandler, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry,
-};
-use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
+use crate::tasks::TaskRuntime;
+use registry::{boxed1, CompletionHandler, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 
 pub(crate) struct ServerInner {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
+    /// What the engine of each connection needs to know of the server.
+    pub(crate) settings: Arc<ServerSettings>,
     pub(crate) tools: Registry<Arc<ToolEntry>>,
     pub(crate) resources: Registry<ResourceEntry>,
     pub(crate) templates: Registry<TemplateEntry>,
     pub(crate) prompts: Registry<PromptEntry>,
-    pub(crate) completion: std::sync::RwLock<Option<CompletionHandler>>,
+    pub(crate) completion: parking_lot::RwLock<Option<CompletionHandler>>,
     pub(crate) changes: broadcast::Sender<Change>,
     pub(crate) cursors: CursorCodec,
-    pub(crate) sealer: StateSealer,
     pub(crate) config: ServerConfig,
     /// Task machinery, when tasks are enabled.
     pub(crate) tasks: Option<Arc<TaskRuntime>>,
-}
-
-/// Settings of a server.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Items per page of a list result.
-    pub page_size: usize,
-    /// How long a request to the client (sampling, elicitation, roots) may take.
-    pub request_timeout: Duration,
-    /// How long in-flight requests may run on after the client closed its side.
-    pub shutdown_grace: Duration,
-    /// Caching hints for cacheable results (2026-07-28).
-    pub cache: CacheHint,
-    /// How long a sealed `requestState` stays valid (2026-07-28 multi-round requests).
-    pub request_state_ttl: Duration,
-    /// Declare `tools` even when no tool is registered (tools come later).
-    pub tools: bool,
-    /// Declare `resources` even when none is registered.
-    pub resources: bool,
-    /// Declare `prompts` even when none is registered.
-    pub prompts: bool,
-    /// Declare `logging` and send log messages.
-    pub logging: bool,
-    /// Declare `completions`.
-    pub completions: bool,
-    /// Serve only the modern era (2026-07-28): `initialize` is refused with the supported
-    /// versions, and `server/discover` lists only modern ones.
-    pub modern_only: bool,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            page_size: 100,
-            request_timeout: Duration::from_secs(60),
-            shutdown_grace: Duration::from_secs(10),
-            cache: CacheHint::default(),
-            request_state_ttl: Duration::from_secs(600),
-            tools: false,
-            resources: false,
-            prompts: false,
-            logging: true,
-            completions: false,
-            modern_only: false,
-        }
-    }
 }
 
 /// An MCP server: a set of tools, resources and prompts, served on any number of
@@ -91,125 +48,25 @@ pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
 }
 
-/// Builds a [`Server`].
-#[derive(Debug, Clone)]
-pub struct ServerBuilder {
-    info: Implementation,
-    instructions: Option<String>,
-    config: ServerConfig,
-    cursor_key: Option<[u8; 32]>,
-    state_key: Option<[u8; 32]>,
-    tasks: Option<TaskSettings>,
-}
-
-impl ServerBuilder {
-    /// Sets the instructions given to clients.
-    pub fn instructions(mut self, text: impl Into<String>) -> Self {
-        self.instructions = Some(text.into());
-        self
-    }
-
-    /// Replaces the server's info (title, description, icons, website).
-    pub fn info(mut self, info: Implementation) -> Self {
-        self.info = info;
-        self
-    }
-
-    /// Replaces the whole configuration.
-    pub fn config(mut self, config: ServerConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// Serves only the modern era (2026-07-28), refusing `initialize`.
-    pub fn modern_only(mut self, yes: bool) -> Self {
-        self.config.modern_only = yes;
-        self
-    }
-
-    /// Items per page of list results.
-    pub fn page_size(mut self, n: usize) -> Self {
-        self.config.page_size = n.max(1);
-        self
-    }
-
-    /// Timeout of requests to the client.
-    pub fn request_timeout(mut self, d: Duration) -> Self {
-        self.config.request_timeout = d;
-        self
-    }
-
-    /// The key that seals pagination cursors (share it between instances behind one address).
-    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
-        self.cursor_key = Some(key);
-        self
-    }
-
-    /// The key that seals `requestState` of multi-round requests (share it between
-    /// instances behind one address, so that a retry may reach any of them).
-    pub fn state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(key);
-        self
-    }
-
-    /// Enables tasks (2025-11-25 task-augmented `tools/call` and the 2026-07-28
-    /// `io.modelcontextprotocol/tasks` extension) with this configuration, kept in an
-    /// in-memory store unless [`Self::task_store`] gives another. Which tools may run as
-    /// tasks is each tool's `execution.taskSupport` ([`Tool::with_task_support`]).
-    pub fn tasks(mut self, config: TaskConfig) -> Self {
-        self.tasks.get_or_insert_with(TaskSettings::default).config = config;
-        self
-    }
-
-    /// Enables tasks kept in `store` (a store shared by several instances, say).
-    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.tasks.get_or_insert_with(TaskSettings::default).store = Some(store);
-        self
-    }
-
-    /// Builds the server.
-    pub fn build(self) -> Server {
-        let (changes, _) = broadcast::channel(256);
-        Server {
-            inner: Arc::new(ServerInner {
-                info: self.info,
-                instructions: self.instructions,
-                tools: Registry::default(),
-                resources: Registry::default(),
-                templates: Registry::default(),
-                prompts: Registry::default(),
-                completion: Default::default(),
-                changes,
-                cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
-                sealer: self.state_key.map(StateSealer::with_key).unwrap_or_else(StateSealer::random),
-                config: self.config,
-                tasks: self.tasks.map(|t| Arc::new(TaskRuntime::new(t))),
-            }),
-        }
-    }
-}
-
 impl Server {
     /// Starts building a server with a name and a version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {
-            info: Implementation::new(name, version),
-            instructions: None,
-            config: ServerConfig::default(),
-            cursor_key: None,
-            state_key: None,
-            tasks: None,
-        }
+        ServerBuilder::new(name, version)
     }
 
     /// The server's info.
     pub fn info(&self) -> &Implementation {
-        &self.inner.info
+        &self.inner.settings.info
     }
 
     /// The server's configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// What each connection's engine needs to know of the server.
+    pub(crate) fn settings(&self) -> &Arc<ServerSettings> {
+        &self.inner.settings
     }
 
     fn announce(&self, change: Change) {
@@ -262,7 +119,7 @@ impl Server {
     pub(crate) fn offers_completions(&self) -> bool {
         let i = &self.inner;
         i.config.completions
-            || i.completion.read().map(|h| h.is_some()).unwrap_or(false)
+            || i.completion.read().is_some()
             || i.prompts.with_all(|m| m.values().any(|p| !p.completions.is_empty()))
             || i.templates.with_all(|m| m.values().any(|t| !t.completions.is_empty()))
     }
@@ -354,8 +211,7 @@ impl Server {
     {
         let parsed = UriTemplate::parse(&template.uri_template)?;
         let handler = Arc::new(handler);
-        let handler: crate::registry::TemplateHandler =
-            Arc::new(move |uri, vars, ctx| Box::pin((handler)(uri, vars, ctx)));
+        let handler: registry::TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin((handler)(uri, vars, ctx)));
         let key = template.uri_template.clone();
         self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
         self.announce(Change::Resources);
@@ -401,11 +257,27 @@ impl Server {
         F: Fn(CompleteParams, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CompleteResult>> + Send + 'static,
     {
-        *self.inner.completion.write().unwrap_or_else(|e| e.into_inner()) = Some(boxed1(handler));
+        *self.inner.completion.write() = Some(boxed1(handler));
     }
 
     /// Tells subscribed clients that a resource's contents changed.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
         self.announce(Change::ResourceUpdated(uri.into()));
+    }
+}
+
+impl Offer for Server {
+    fn offers(&self, feature: Feature) -> bool {
+        match feature {
+            Feature::Tools => self.offers_tools(),
+            Feature::Resources => self.offers_resources(),
+            Feature::Prompts => self.offers_prompts(),
+            Feature::Logging => self.offers_logging(),
+            Feature::Completions => self.offers_completions(),
+        }
+    }
+
+    fn capabilities(&self) -> ServerCapabilities {
+        Server::capabilities(self)
     }
 }

@@ -1,0 +1,158 @@
+//! The requests the application serves, each from the registries. (Whether a method exists
+//! in the request's revision and is offered was decided by the engine before; `ping`,
+//! `server/discover`, `logging/setLevel`, subscriptions and listen streams it answers itself.)
+
+use mcp_protocol::message::{ClientRequest, ServerResult};
+use mcp_protocol::types::{
+    CompleteParams, CompleteResult, Completion, CompletionReference, GetPromptParams, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedParams, ResourceParams,
+};
+use mcp_protocol::ErrorObject;
+
+use crate::answer::{protocol_error, Answer};
+use crate::context::Context;
+use crate::error::HandlerError;
+use crate::server::Server;
+use crate::tasks::{self, ToolPlan};
+
+fn page_error(e: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::invalid_params(e)
+}
+
+/// Serves one request.
+pub(crate) async fn dispatch(server: &Server, request: &ClientRequest, ctx: &Context) -> Answer {
+    let rev = ctx.revision();
+    let inner = &server.inner;
+    let page_size = inner.config.page_size;
+    let answer = |r: Result<ServerResult, ErrorObject>| Answer::from(r);
+    match request {
+        ClientRequest::CallTool(call) => {
+            let Some(entry) = inner.tools.get(&call.name) else {
+                return Answer::Error(ErrorObject::invalid_params(format!("Unknown tool: {}", call.name)));
+            };
+            let arguments = call.arguments.clone().unwrap_or_default();
+            let plan = tasks::plan_tool_call(inner.tasks.as_ref(), ctx.scope(), &entry.tool, call.task.as_ref());
+            match plan {
+                Err(e) => Answer::Error(e),
+                Ok(ToolPlan::Inline) => {
+                    Answer::of(entry.call(arguments, ctx.clone()).await.map(ServerResult::CallTool), rev)
+                }
+                Ok(ToolPlan::LegacyTask(ttl)) => match &inner.tasks {
+                    Some(runtime) => answer(tasks::start_tool_task(runtime, ctx, entry, arguments, ttl).await),
+                    None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
+                },
+                Ok(ToolPlan::Modern(support)) => match &inner.tasks {
+                    Some(runtime) => tasks::run_modern_tool(runtime, ctx, entry, arguments, support).await,
+                    None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
+                },
+            }
+        }
+        ClientRequest::ListTools(PaginatedParams { cursor }) => answer(
+            inner
+                .tools
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.tool.clone())
+                .map(|(tools, next_cursor)| ServerResult::ListTools(ListToolsResult { tools, next_cursor }))
+                .map_err(page_error),
+        ),
+        ClientRequest::ListResources(PaginatedParams { cursor }) => answer(
+            inner
+                .resources
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.resource.clone())
+                .map(|(resources, next_cursor)| {
+                    ServerResult::ListResources(ListResourcesResult { resources, next_cursor })
+                })
+                .map_err(page_error),
+        ),
+        ClientRequest::ListResourceTemplates(PaginatedParams { cursor }) => answer(
+            inner
+                .templates
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.template.clone())
+                .map(|(resource_templates, next_cursor)| {
+                    ServerResult::ListResourceTemplates(ListResourceTemplatesResult { resource_templates, next_cursor })
+                })
+                .map_err(page_error),
+        ),
+        ClientRequest::ReadResource(ResourceParams { uri }) => {
+            let read = if let Some(entry) = inner.resources.get(uri) {
+                (entry.handler)(uri.clone(), ctx.clone()).await
+            } else {
+                let found = inner.templates.with_all(|items| {
+                    items.values().find_map(|t| t.parsed.matches(uri).map(|vars| (t.handler.clone(), vars)))
+                });
+                match found {
+                    Some((handler, vars)) => handler(uri.clone(), vars, ctx.clone()).await,
+                    None => Err(HandlerError::ResourceNotFound(uri.clone())),
+                }
+            };
+            Answer::of(read.map(ServerResult::ReadResource), rev)
+        }
+        ClientRequest::ListPrompts(PaginatedParams { cursor }) => answer(
+            inner
+                .prompts
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.prompt.clone())
+                .map(|(prompts, next_cursor)| ServerResult::ListPrompts(ListPromptsResult { prompts, next_cursor }))
+                .map_err(page_error),
+        ),
+        ClientRequest::GetPrompt(GetPromptParams { name, arguments }) => {
+            let Some(entry) = inner.prompts.get(name) else {
+                return Answer::Error(ErrorObject::invalid_params(format!("Unknown prompt: {name}")));
+            };
+            let arguments = arguments.clone().unwrap_or_default();
+            let missing: Vec<&str> = entry
+                .prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Answer::Error(ErrorObject::invalid_params(format!(
+                    "prompt {name} is missing required argument(s): {}",
+                    missing.join(", ")
+                )));
+            }
+            Answer::of((entry.handler)(arguments, ctx.clone()).await.map(ServerResult::GetPrompt), rev)
+        }
+        ClientRequest::Complete(params) => complete(server, params, ctx).await,
+        ClientRequest::GetTask(_)
+        | ClientRequest::TaskResult(_)
+        | ClientRequest::ListTasks(_)
+        | ClientRequest::CancelTask(_)
+        | ClientRequest::UpdateTask(_) => answer(tasks::dispatch(server, request, ctx).await),
+        ClientRequest::Initialize(_)
+        | ClientRequest::Ping
+        | ClientRequest::Discover
+        | ClientRequest::SetLevel(_)
+        | ClientRequest::Subscribe(_)
+        | ClientRequest::Unsubscribe(_)
+        | ClientRequest::Listen(_) => {
+            Answer::Error(ErrorObject::internal(format!("{} is answered by the engine", request.method())))
+        }
+    }
+}
+
+/// `completion/complete`: the custom handler, or the values registered with the prompt or
+/// template.
+async fn complete(server: &Server, params: &CompleteParams, ctx: &Context) -> Answer {
+    let inner = &server.inner;
+    let custom = inner.completion.read().clone();
+    if let Some(handler) = custom {
+        return match handler(params.clone(), ctx.clone()).await {
+            Ok(result) => Answer::Result(ServerResult::Complete(result)),
+            Err(e) => Answer::Error(protocol_error(e, ctx.revision())),
+        };
+    }
+    let candidates = match &params.reference {
+        CompletionReference::Prompt { name } => match inner.prompts.get(name) {
+            Some(p) => p.completions.get(&params.argument.name).cloned(),
+            None => return Answer::Error(ErrorObject::invalid_params(format!("Unknown prompt: {name}"))),
+        },
+        CompletionReference::Resource { uri } => match inner.templates.get(uri) {
+            Some(t) => t.completions.get(&params.argument.name).cloned(),
+            None => return Answer::Error(ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))),
+        },
+    };
+    let values = candidates.unwrap_or_default().into_iter().filter(|v| v.starts_with(&params.argument.value)).collect();
+    Answer::Result(ServerResult::Complete(CompleteResult { completion: Completion::from_values(values) }))
+}

@@ -1,0 +1,219 @@
+//! One connection's engine and where its frames go: the handle every handler of the
+//! connection holds.
+//!
+//! The engine ([`ServerPeer`]) is behind one lock. Every operation takes the lock, asks the
+//! engine, and takes out what the engine produced before letting go: frames to send and
+//! events to act on. Frames go out after the lock is released, to the sink of whoever asked
+//! (the frames a request's handler causes go to that request's stream), except that frames of
+//! the session itself go to the connection's own sink, and frames of a listen stream go to
+//! that stream.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use mcp_protocol::engine::{Event, Failure, Now, Offer, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
+use mcp_protocol::frame::{FrameKind, Outbound};
+use mcp_protocol::RequestId;
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// What waits for the client's answer to a question of ours.
+pub(crate) type Waiter = oneshot::Sender<Result<Value, Failure>>;
+
+/// The application's handle on a request being served: cancelled when the client cancels the
+/// request or the connection gives up on it.
+pub(crate) type Handling = CancellationToken;
+
+/// The engine of one connection, as the runtime uses it.
+pub(crate) type Peer = ServerPeer<Waiter, Handling>;
+
+/// An engine event, as the runtime gets it.
+pub(crate) type PeerEvent = Event<Server, Waiter, Handling>;
+
+/// A function that files frames; `false` when nobody can read them any more.
+pub(crate) type SinkFn = Arc<dyn Fn(Outbound) -> bool + Send + Sync>;
+
+/// Where frames go.
+#[derive(Clone)]
+pub(crate) enum Sink {
+    /// A channel to a writer of typed frames (one HTTP request's stream, say).
+    Frames(mpsc::Sender<Outbound>),
+    /// A channel to a transport that carries text (stdio and the other byte transports):
+    /// the close-stream hint means nothing there.
+    Text(mpsc::Sender<String>),
+    /// A function that files them (a session with no connection of its own).
+    Function(SinkFn),
+}
+
+impl Sink {
+    /// Sends one frame, waiting for room; `false` if nobody reads any more.
+    pub(crate) async fn send(&self, out: Outbound) -> bool {
+        match self {
+            Self::Frames(tx) => tx.send(out).await.is_ok(),
+            Self::Text(tx) => match out {
+                Outbound::Frame(frame) => tx.send(frame.text).await.is_ok(),
+                Outbound::CloseStream => true,
+            },
+            Self::Function(f) => f(out),
+        }
+    }
+
+    /// Sends one frame if there is room now (from a destructor).
+    pub(crate) fn try_send(&self, out: Outbound) {
+        match self {
+            Self::Frames(tx) => drop(tx.try_send(out)),
+            Self::Text(tx) => {
+                if let Outbound::Frame(frame) = out {
+                    drop(tx.try_send(frame.text));
+                }
+            }
+            Self::Function(f) => drop(f(out)),
+        }
+    }
+}
+
+/// What an engine operation produced.
+#[derive(Default)]
+pub(crate) struct Output {
+    pub(crate) transmits: Vec<Transmit>,
+    pub(crate) events: Vec<PeerEvent>,
+}
+
+/// One connection's engine, its sinks, and what it offers.
+pub(crate) struct Link {
+    peer: Mutex<Peer>,
+    /// The connection's own sink (a legacy session's standalone stream over HTTP).
+    sink: Sink,
+    /// The sinks of open listen streams, by request.
+    listens: Mutex<HashMap<RequestId, Sink>>,
+    pub(crate) offer: Arc<dyn Offer + Send + Sync>,
+    /// Who the tasks made on this connection belong to (2025-11-25: the session), drawn
+    /// when first needed.
+    task_owner: OnceLock<String>,
+    /// Cancelled when the connection ends: the handlers of its 2025-11-25 tasks stop.
+    tasks_end: CancellationToken,
+}
+
+/// The time now, as the engine takes it.
+pub(crate) fn now() -> Now {
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default();
+    Now::new(tokio::time::Instant::now().into_std(), unix_ms)
+}
+
+impl Link {
+    pub(crate) fn new(peer: Peer, sink: Sink, offer: Arc<dyn Offer + Send + Sync>) -> Self {
+        Self {
+            peer: Mutex::new(peer),
+            sink,
+            listens: Mutex::default(),
+            offer,
+            task_owner: OnceLock::new(),
+            tasks_end: CancellationToken::new(),
+        }
+    }
+
+    /// Who the tasks made on this connection belong to.
+    pub(crate) fn task_owner(&self) -> &str {
+        self.task_owner.get_or_init(mcp_protocol::id::random_id)
+    }
+
+    /// Cancelled when the connection ends.
+    pub(crate) fn tasks_end(&self) -> &CancellationToken {
+        &self.tasks_end
+    }
+
+    /// Runs `f` on the engine and takes out what it produced.
+    pub(crate) fn run<R>(&self, f: impl FnOnce(&mut Peer, &dyn Offer) -> R) -> (R, Output) {
+        let mut peer = self.peer.lock();
+        let r = f(&mut peer, &*self.offer);
+        let mut out = Output::default();
+        while let Some(t) = peer.poll_transmit() {
+            out.transmits.push(t);
+        }
+        while let Some(e) = peer.poll_event() {
+            out.events.push(e);
+        }
+        (r, out)
+    }
+
+    /// Reads the engine without changing it.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&Peer) -> R) -> R {
+        f(&self.peer.lock())
+    }
+
+    /// The sink a frame goes to: a listen stream's; the asker's (`reply`) for an answer or a
+    /// frame sent while serving a request; the connection's for the session's own.
+    fn sink_for(&self, t: &Transmit, reply: Option<&Sink>) -> Sink {
+        if let Some(id) = &t.related {
+            if let Some(sink) = self.listens.lock().get(id) {
+                return sink.clone();
+            }
+        }
+        let answer =
+            matches!(&t.out, Outbound::Frame(f) if matches!(f.kind, FrameKind::Response { .. } | FrameKind::Batch));
+        if t.related.is_some() || answer {
+            reply.unwrap_or(&self.sink).clone()
+        } else {
+            self.sink.clone()
+        }
+    }
+
+    /// Sends frames; `false` if some sink has no reader any more.
+    pub(crate) async fn send(&self, transmits: Vec<Transmit>, reply: Option<&Sink>) -> bool {
+        let mut all = true;
+        for t in transmits {
+            let sink = self.sink_for(&t, reply);
+            self.forget_ended_listen(&t);
+            all &= sink.send(t.out).await;
+        }
+        all
+    }
+
+    /// Sends frames without waiting (from a destructor).
+    pub(crate) fn send_now(&self, transmits: Vec<Transmit>, reply: Option<&Sink>) {
+        for t in transmits {
+            let sink = self.sink_for(&t, reply);
+            self.forget_ended_listen(&t);
+            sink.try_send(t.out);
+        }
+    }
+
+    /// A listen stream's final result ends its route.
+    fn forget_ended_listen(&self, t: &Transmit) {
+        let (Some(id), Outbound::Frame(frame)) = (&t.related, &t.out) else { return };
+        if matches!(frame.kind, FrameKind::Response { .. }) && frame.answers(id) {
+            self.listens.lock().remove(id);
+        }
+    }
+
+    /// Whether a listen stream is open on this connection.
+    pub(crate) fn is_listening(&self) -> bool {
+        !self.listens.lock().is_empty()
+    }
+
+    /// Acts on what the engine said, except requests (given back to be served): answers to
+    /// our questions go to their waiters, cancelled requests have their work cancelled, and
+    /// a listen stream that opened keeps `reply` (or the connection's sink) as its route.
+    pub(crate) fn settle(&self, events: Vec<PeerEvent>, reply: Option<&Sink>) -> Vec<(ServedRequest, Handling)> {
+        let mut requests = Vec::new();
+        for event in events {
+            match event {
+                Event::Request { request, handling } => requests.push((request, handling)),
+                Event::Cancelled { handling, .. } => handling.cancel(),
+                Event::Response { waiter, outcome, .. } => drop(waiter.send(outcome)),
+                Event::Role(ServerNews::Listening(id)) => {
+                    let sink = reply.unwrap_or(&self.sink).clone();
+                    self.listens.lock().insert(id, sink);
+                }
+                // The server asks for no progress, and the rest needs nothing done.
+                Event::Progress { .. } | Event::Notification(_) | Event::Role(ServerNews::SessionBegan(_)) => {}
+            }
+        }
+        requests
+    }
+}

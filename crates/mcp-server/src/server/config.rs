@@ -1,0 +1,182 @@
+//! How a server is configured, and how one is built.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_protocol::engine::cursor::CursorCodec;
+use mcp_protocol::engine::request_state::StateSealer;
+use mcp_protocol::engine::{ServerSettings, TaskMethods};
+use mcp_protocol::types::{CacheHint, Implementation};
+use tokio::sync::broadcast;
+
+use super::registry::Registry;
+use super::{Server, ServerInner};
+use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
+
+/// Settings of a server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Items per page of a list result.
+    pub page_size: usize,
+    /// How long a request to the client (sampling, elicitation, roots) may take.
+    pub request_timeout: Duration,
+    /// How long in-flight requests may run on after the client closed its side.
+    pub shutdown_grace: Duration,
+    /// Caching hints for cacheable results (2026-07-28).
+    pub cache: CacheHint,
+    /// How long a sealed `requestState` stays valid (2026-07-28 multi-round requests).
+    pub request_state_ttl: Duration,
+    /// Declare `tools` even when no tool is registered (tools come later).
+    pub tools: bool,
+    /// Declare `resources` even when none is registered.
+    pub resources: bool,
+    /// Declare `prompts` even when none is registered.
+    pub prompts: bool,
+    /// Declare `logging` and send log messages.
+    pub logging: bool,
+    /// Declare `completions`.
+    pub completions: bool,
+    /// Serve only the modern era (2026-07-28): `initialize` is refused with the supported
+    /// versions, and `server/discover` lists only modern ones.
+    pub modern_only: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            page_size: 100,
+            request_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(10),
+            cache: CacheHint::default(),
+            request_state_ttl: Duration::from_secs(600),
+            tools: false,
+            resources: false,
+            prompts: false,
+            logging: true,
+            completions: false,
+            modern_only: false,
+        }
+    }
+}
+
+/// Builds a [`Server`].
+#[derive(Debug, Clone)]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    config: ServerConfig,
+    cursor_key: Option<[u8; 32]>,
+    state_key: Option<[u8; 32]>,
+    tasks: Option<TaskSettings>,
+}
+
+impl ServerBuilder {
+    /// Sets the instructions given to clients.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Replaces the server's info (title, description, icons, website).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves only the modern era (2026-07-28), refusing `initialize`.
+    pub fn modern_only(mut self, yes: bool) -> Self {
+        self.config.modern_only = yes;
+        self
+    }
+
+    /// Items per page of list results.
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.config.page_size = n.max(1);
+        self
+    }
+
+    /// Timeout of requests to the client.
+    pub fn request_timeout(mut self, d: Duration) -> Self {
+        self.config.request_timeout = d;
+        self
+    }
+
+    /// The key that seals pagination cursors (share it between instances behind one address).
+    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
+        self.cursor_key = Some(key);
+        self
+    }
+
+    /// The key that seals `requestState` of multi-round requests (share it between
+    /// instances behind one address, so that a retry may reach any of them).
+    pub fn state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// Enables tasks (2025-11-25 task-augmented `tools/call` and the 2026-07-28
+    /// `io.modelcontextprotocol/tasks` extension) with this configuration, kept in an
+    /// in-memory store unless [`Self::task_store`] gives another. Which tools may run as
+    /// tasks is each tool's `execution.taskSupport` ([`Tool::with_task_support`]).
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        self.tasks.get_or_insert_with(TaskSettings::default).config = config;
+        self
+    }
+
+    /// Enables tasks kept in `store` (a store shared by several instances, say).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.tasks.get_or_insert_with(TaskSettings::default).store = Some(store);
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Server {
+        let (changes, _) = broadcast::channel(256);
+        let tasks = self.tasks.map(|t| Arc::new(TaskRuntime::new(t)));
+        let config = self.config;
+        let settings = ServerSettings {
+            info: self.info,
+            instructions: self.instructions,
+            cache: config.cache,
+            modern_only: config.modern_only,
+            logging: config.logging,
+            sealer: self.state_key.map(StateSealer::with_key).unwrap_or_else(StateSealer::random),
+            request_state_ttl: config.request_state_ttl,
+            tasks: tasks.as_ref().map(|t| TaskMethods { list: t.config.list, extension: t.config.extension }),
+        };
+        Server {
+            inner: Arc::new(ServerInner {
+                settings: Arc::new(settings),
+                tools: Registry::default(),
+                resources: Registry::default(),
+                templates: Registry::default(),
+                prompts: Registry::default(),
+                completion: Default::default(),
+                changes,
+                cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
+                config,
+                tasks,
+            }),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// A builder for a server with a name and a version.
+    pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            instructions: None,
+            config: ServerConfig::default(),
+            cursor_key: None,
+            state_key: None,
+            tasks: None,
+        }
+    }
+}
