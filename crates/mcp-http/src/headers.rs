@@ -163,7 +163,7 @@ mod tests {
 
     fn request(text: &str) -> Request<ClientRequest> {
         match mcp_protocol::codec::read_from_client(text) {
-            Ok(mcp_protocol::message::Decoded::Single(mcp_protocol::message::Received::Request(r))) => r,
+            Ok(mcp_protocol::message::Decoded::Single(mcp_protocol::message::Received::Request(r))) => *r,
             other => panic!("{other:?}"),
         }
     }

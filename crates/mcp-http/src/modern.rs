@@ -48,10 +48,10 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Deco
     if req.meta.client_capabilities.is_none() {
         return reject(INVALID_PARAMS, format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES));
     }
-    if meta_version.as_str() != Some(header_version) {
+    if req.meta.protocol_version_str() != Some(header_version) {
         return reject(
             HEADER_MISMATCH,
-            format!("MCP-Protocol-Version {header_version:?} does not match _meta {meta_version}"),
+            format!("MCP-Protocol-Version {header_version:?} does not match _meta {}", meta_version.get()),
         );
     }
     let expected = headers::Expected::of(&req);

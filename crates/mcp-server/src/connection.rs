@@ -48,9 +48,9 @@ impl Tasks<'_> {
     }
 }
 
-/// A connection's link to `server`, with `peer` as its engine and `sink` its own stream.
-pub(crate) fn link(server: &Server, peer: Peer, sink: Sink) -> Arc<Link> {
-    Arc::new(Link::new(peer, sink, Arc::new(server.clone())))
+/// A connection's link: `peer` as its engine, `sink` its own stream.
+pub(crate) fn link(peer: Peer, sink: Sink) -> Arc<Link> {
+    Arc::new(Link::new(peer, sink))
 }
 
 /// Hands a decoded frame to the engine, sends what it answered at once, and starts serving
@@ -63,7 +63,7 @@ pub(crate) async fn receive(
     reply: Option<Sink>,
     tasks: &mut Tasks<'_>,
 ) {
-    let (_, out) = link.run(|peer, offer| peer.handle(frame, now(), offer));
+    let (_, out) = link.run(|peer| peer.handle(frame, now(), server));
     let requests = link.settle(out.events, reply.as_ref());
     link.send(out.transmits, reply.as_ref()).await;
     for (request, handling) in requests {
@@ -75,11 +75,11 @@ pub(crate) async fn receive(
 pub(crate) async fn serve_request(
     server: Server,
     link: Arc<Link>,
-    served: ServedRequest,
+    served: Box<ServedRequest>,
     handling: Handling,
     reply: Option<Sink>,
 ) {
-    let ServedRequest { id, request, scope, meta, round } = served;
+    let ServedRequest { id, mut request, scope, meta, round } = *served;
     let cancel = crate::tasks::handler_token(&server, &request, &scope, &handling);
     let ctx = Context::new(ContextParts {
         link: link.clone(),
@@ -95,9 +95,9 @@ pub(crate) async fn serve_request(
     let answer = tokio::select! {
         biased;
         _ = handling.cancelled() => return,
-        answer = dispatch(&server, &request, &ctx) => answer,
+        answer = dispatch(&server, &mut request, &ctx) => answer,
     };
-    let (_, out) = link.run(|peer, _| match answer {
+    let (_, out) = link.run(|peer| match answer {
         Answer::Result(result) => peer.respond(&id, Ok(result)),
         Answer::Error(error) => peer.respond(&id, Err(error)),
         Answer::InputRequired => match ctx.round() {
@@ -110,14 +110,14 @@ pub(crate) async fn serve_request(
 }
 
 /// Tells the connection's client about a change (a missed one: every list may have changed).
-pub(crate) async fn announce(link: &Link, change: Result<Change, broadcast::error::RecvError>) {
+pub(crate) async fn announce(server: &Server, link: &Link, change: Result<Change, broadcast::error::RecvError>) {
     let changes = match change {
         Ok(change) => vec![change],
         Err(broadcast::error::RecvError::Lagged(_)) => vec![Change::Tools, Change::Prompts, Change::Resources],
         Err(broadcast::error::RecvError::Closed) => return,
     };
     for change in changes {
-        let (_, out) = link.run(|peer, offer| peer.announce(&change, offer));
+        let (_, out) = link.run(|peer| peer.announce(&change, server));
         link.send(out.transmits, None).await;
     }
 }
@@ -125,15 +125,15 @@ pub(crate) async fn announce(link: &Link, change: Result<Change, broadcast::erro
 /// The client is gone: questions to it fail, listen streams end, task handlers of the
 /// session stop.
 pub(crate) fn close(link: &Link) {
-    let (_, out) = link.run(|peer, _| peer.close());
+    let (_, out) = link.run(|peer| peer.close());
     link.settle(out.events, None);
     link.send_now(out.transmits, None);
-    link.tasks_end().cancel();
+    link.end_tasks();
 }
 
 /// Cancels the work of every request still served.
 pub(crate) fn cancel_all(link: &Link) {
-    let (_, out) = link.run(|peer, _| peer.cancel_all_served());
+    let (_, out) = link.run(|peer| peer.cancel_all_served());
     link.settle(out.events, None);
 }
 
@@ -147,7 +147,7 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
                 }
                 FrameError::InvalidUtf8 => ErrorObject::parse_error("message is not valid UTF-8"),
             };
-            let (_, out) = link.run(|peer, _| peer.handle_unreadable(None, &error));
+            let (_, out) = link.run(|peer| peer.handle_unreadable(None, &error));
             link.send(out.transmits, None).await;
             return;
         }
@@ -156,7 +156,7 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
     match codec::read_from_client(&text) {
         Ok(frame) => receive(server, link, frame, reply, &mut Tasks::Set(tasks)).await,
         Err(e) => {
-            let (_, out) = link.run(|peer, _| peer.handle_unreadable(e.id(), e.error()));
+            let (_, out) = link.run(|peer| peer.handle_unreadable(e.id(), e.error()));
             link.send(out.transmits, reply.as_ref()).await;
         }
     }
@@ -166,7 +166,7 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
 /// then get the shutdown grace period to finish, and everything sent is flushed.
 pub(crate) async fn serve(server: Server, connection: Connection) {
     let Connection { mut incoming, outgoing, writer } = connection;
-    let link = link(&server, Peer::new(server.settings().clone()), Sink::Text(outgoing));
+    let link = link(Peer::new(server.settings().clone()), Sink::Text(outgoing));
     let mut changes = server.changes();
     let mut tasks = JoinSet::new();
     loop {
@@ -175,7 +175,7 @@ pub(crate) async fn serve(server: Server, connection: Connection) {
                 Some(inbound) => receive_inbound(&server, &link, inbound, &mut tasks).await,
                 None => break,
             },
-            change = changes.recv() => announce(&link, change).await,
+            change = changes.recv() => announce(&server, &link, change).await,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }

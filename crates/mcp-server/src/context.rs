@@ -85,7 +85,7 @@ struct Inner {
     request_timeout: Duration,
     /// The answers and questions of a 2026-07-28 multi-round request; `None` in the legacy
     /// era, where questions are real requests to the client.
-    round: Option<Mutex<InputRound>>,
+    round: Option<Mutex<Box<InputRound>>>,
     /// The task this handler runs as, if it runs as one (set when a 2026-07-28 call is
     /// handed to a task, or from the start for a 2025-11-25 task): its messages carry the
     /// task's id, and its questions go through the task.
@@ -104,7 +104,7 @@ pub(crate) struct ContextParts {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) cancel: CancellationToken,
     pub(crate) request_timeout: Duration,
-    pub(crate) round: Option<InputRound>,
+    pub(crate) round: Option<Box<InputRound>>,
     pub(crate) task: Option<Arc<TaskLink>>,
 }
 
@@ -158,9 +158,14 @@ impl Context {
         &self.inner.link
     }
 
+    /// Whether this is a multi-round request (2026-07-28).
+    pub(crate) fn has_round(&self) -> bool {
+        self.inner.round.is_some()
+    }
+
     /// The round of a multi-round request, when this is one.
     pub(crate) fn round(&self) -> Option<InputRound> {
-        self.inner.round.as_ref().map(|r| r.lock().clone())
+        self.inner.round.as_ref().map(|r| InputRound::clone(&r.lock()))
     }
 
     /// The context of a 2025-11-25 task's handler, made from its request's: its messages go
@@ -210,7 +215,7 @@ impl Context {
     /// on stdio, and where the client cannot resume, nothing happens.
     pub async fn close_response_stream(&self) {
         let link = &self.inner.link;
-        let (_, out) = link.run(|peer, _| peer.close_stream(&self.inner.id));
+        let (_, out) = link.run(|peer| peer.close_stream(&self.inner.id));
         link.send(out.transmits, self.inner.reply.as_ref()).await;
     }
 
@@ -250,7 +255,7 @@ impl Context {
         let link = &inner.link;
         let message = message.map(str::to_owned);
         let Some(task) = inner.task.get() else {
-            let (sent, out) = link.run(|peer, _| peer.progress(&inner.id, progress, total, message, None));
+            let (sent, out) = link.run(|peer| peer.progress(&inner.id, progress, total, message, None));
             link.send(out.transmits, inner.reply.as_ref()).await;
             return sent;
         };
@@ -262,7 +267,7 @@ impl Context {
         let params = mcp_protocol::types::ProgressParams { progress_token: token, progress, total, message };
         let notification = mcp_protocol::message::ServerNotification::Progress(params);
         let meta = self.task_meta();
-        let (_, out) = link.run(|peer, _| peer.notify(&notification, meta.as_ref()));
+        let (_, out) = link.run(|peer| peer.notify(&notification, meta.as_ref()));
         link.send(out.transmits, None).await;
         Ok(())
     }
@@ -282,7 +287,7 @@ impl Context {
         let meta = self.task_meta();
         let logger = logger.map(str::to_owned);
         let data = data.into();
-        let (sent, out) = inner.link.run(|peer, _| peer.log(Some(&inner.id), level, logger, data, meta.as_ref()));
+        let (sent, out) = inner.link.run(|peer| peer.log(Some(&inner.id), level, logger, data, meta.as_ref()));
         let reply = if inner.task.get().is_some() { None } else { inner.reply.as_ref() };
         inner.link.send(out.transmits, reply).await;
         sent
@@ -420,7 +425,7 @@ struct Withdraw<'a> {
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let (_, out) = self.link.run(|peer, _| peer.cancel(&id, "the server no longer needs the answer"));
+            let (_, out) = self.link.run(|peer| peer.cancel(&id, "the server no longer needs the answer"));
             self.link.send_now(out.transmits, self.reply);
         }
     }
@@ -439,7 +444,7 @@ pub(crate) async fn ask(
 ) -> HandlerResult<Value> {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
     let options = SendOptions { timeout: Some(timeout), cancel_on_timeout: true, progress: false, related };
-    let (sent, out) = link.run(|peer, _| peer.request(question, meta, options, tx, now()));
+    let (sent, out) = link.run(|peer| peer.request(question, meta, options, tx, now()));
     link.settle(out.events, reply);
     let id = match sent {
         Ok(id) => id,
@@ -459,7 +464,7 @@ pub(crate) async fn ask(
         Ok(outcome) => outcome,
         Err(_) => {
             // The deadline passed: the engine fails the question and tells the client.
-            let (_, out) = link.run(|peer, _| peer.handle_timeout(now()));
+            let (_, out) = link.run(|peer| peer.handle_timeout(now()));
             link.settle(out.events, reply);
             link.send(out.transmits, reply).await;
             rx.await

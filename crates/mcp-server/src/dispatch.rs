@@ -19,8 +19,9 @@ fn page_error(e: impl std::fmt::Display) -> ErrorObject {
     ErrorObject::invalid_params(e)
 }
 
-/// Serves one request.
-pub(crate) async fn dispatch(server: &Server, request: &ClientRequest, ctx: &Context) -> Answer {
+/// Serves one request. A tool's arguments are taken out of `request` unless the request may
+/// need to be fingerprinted afterwards (a multi-round request that asks the client).
+pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: &Context) -> Answer {
     let rev = ctx.revision();
     let inner = &server.inner;
     let page_size = inner.config.page_size;
@@ -30,19 +31,27 @@ pub(crate) async fn dispatch(server: &Server, request: &ClientRequest, ctx: &Con
             let Some(entry) = inner.tools.get(&call.name) else {
                 return Answer::Error(ErrorObject::invalid_params(format!("Unknown tool: {}", call.name)));
             };
-            let arguments = call.arguments.clone().unwrap_or_default();
+            let arguments = match ctx.has_round() {
+                true => call.arguments.clone(),
+                false => call.arguments.take(),
+            };
+            let arguments = arguments.unwrap_or_default();
             let plan = tasks::plan_tool_call(inner.tasks.as_ref(), ctx.scope(), &entry.tool, call.task.as_ref());
             match plan {
                 Err(e) => Answer::Error(e),
                 Ok(ToolPlan::Inline) => {
                     Answer::of(entry.call(arguments, ctx.clone()).await.map(ServerResult::CallTool), rev)
                 }
+                // The task paths are boxed: their futures are large, and the common path of a
+                // plain call should not carry (and move) their size.
                 Ok(ToolPlan::LegacyTask(ttl)) => match &inner.tasks {
-                    Some(runtime) => answer(tasks::start_tool_task(runtime, ctx, entry, arguments, ttl).await),
+                    Some(runtime) => {
+                        answer(Box::pin(tasks::start_tool_task(runtime, ctx, entry, arguments, ttl)).await)
+                    }
                     None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
                 },
                 Ok(ToolPlan::Modern(support)) => match &inner.tasks {
-                    Some(runtime) => tasks::run_modern_tool(runtime, ctx, entry, arguments, support).await,
+                    Some(runtime) => Box::pin(tasks::run_modern_tool(runtime, ctx, entry, arguments, support)).await,
                     None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
                 },
             }
@@ -114,12 +123,12 @@ pub(crate) async fn dispatch(server: &Server, request: &ClientRequest, ctx: &Con
             }
             Answer::of((entry.handler)(arguments, ctx.clone()).await.map(ServerResult::GetPrompt), rev)
         }
-        ClientRequest::Complete(params) => complete(server, params, ctx).await,
+        ClientRequest::Complete(params) => Box::pin(complete(server, params, ctx)).await,
         ClientRequest::GetTask(_)
         | ClientRequest::TaskResult(_)
         | ClientRequest::ListTasks(_)
         | ClientRequest::CancelTask(_)
-        | ClientRequest::UpdateTask(_) => answer(tasks::dispatch(server, request, ctx).await),
+        | ClientRequest::UpdateTask(_) => answer(Box::pin(tasks::dispatch(server, &*request, ctx)).await),
         ClientRequest::Initialize(_)
         | ClientRequest::Ping
         | ClientRequest::Discover

@@ -11,11 +11,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use mcp_protocol::engine::{Event, Failure, Now, Offer, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
+use mcp_protocol::engine::{Event, Failure, Now, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
 use mcp_protocol::frame::{FrameKind, Outbound};
 use mcp_protocol::RequestId;
 use parking_lot::Mutex;
 use serde_json::Value;
+use smallvec::SmallVec;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -74,26 +75,34 @@ impl Sink {
     }
 }
 
+/// Frames an engine operation produced (most produce one or two: kept inline).
+pub(crate) type Transmits = SmallVec<[Transmit; 2]>;
+
+/// Events an engine operation produced.
+pub(crate) type Events = SmallVec<[PeerEvent; 1]>;
+
 /// What an engine operation produced.
 #[derive(Default)]
 pub(crate) struct Output {
-    pub(crate) transmits: Vec<Transmit>,
-    pub(crate) events: Vec<PeerEvent>,
+    pub(crate) transmits: Transmits,
+    pub(crate) events: Events,
 }
 
-/// One connection's engine, its sinks, and what it offers.
+/// One connection's engine and its sinks.
 pub(crate) struct Link {
     peer: Mutex<Peer>,
     /// The connection's own sink (a legacy session's standalone stream over HTTP).
     sink: Sink,
     /// The sinks of open listen streams, by request.
     listens: Mutex<HashMap<RequestId, Sink>>,
-    pub(crate) offer: Arc<dyn Offer + Send + Sync>,
     /// Who the tasks made on this connection belong to (2025-11-25: the session), drawn
     /// when first needed.
     task_owner: OnceLock<String>,
-    /// Cancelled when the connection ends: the handlers of its 2025-11-25 tasks stop.
-    tasks_end: CancellationToken,
+    /// Cancelled when the connection ends: the handlers of its 2025-11-25 tasks stop. Made
+    /// when first needed (most connections make no task).
+    tasks_end: OnceLock<CancellationToken>,
+    /// The connection has ended.
+    ended: std::sync::atomic::AtomicBool,
 }
 
 /// The time now, as the engine takes it.
@@ -106,14 +115,14 @@ pub(crate) fn now() -> Now {
 }
 
 impl Link {
-    pub(crate) fn new(peer: Peer, sink: Sink, offer: Arc<dyn Offer + Send + Sync>) -> Self {
+    pub(crate) fn new(peer: Peer, sink: Sink) -> Self {
         Self {
             peer: Mutex::new(peer),
             sink,
             listens: Mutex::default(),
-            offer,
             task_owner: OnceLock::new(),
-            tasks_end: CancellationToken::new(),
+            tasks_end: OnceLock::new(),
+            ended: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -123,14 +132,26 @@ impl Link {
     }
 
     /// Cancelled when the connection ends.
-    pub(crate) fn tasks_end(&self) -> &CancellationToken {
-        &self.tasks_end
+    pub(crate) fn tasks_end(&self) -> CancellationToken {
+        let token = self.tasks_end.get_or_init(CancellationToken::new).clone();
+        if self.ended.load(std::sync::atomic::Ordering::Acquire) {
+            token.cancel();
+        }
+        token
+    }
+
+    /// The connection ended: the handlers of its tasks stop.
+    pub(crate) fn end_tasks(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(token) = self.tasks_end.get() {
+            token.cancel();
+        }
     }
 
     /// Runs `f` on the engine and takes out what it produced.
-    pub(crate) fn run<R>(&self, f: impl FnOnce(&mut Peer, &dyn Offer) -> R) -> (R, Output) {
+    pub(crate) fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
         let mut peer = self.peer.lock();
-        let r = f(&mut peer, &*self.offer);
+        let r = f(&mut peer);
         let mut out = Output::default();
         while let Some(t) = peer.poll_transmit() {
             out.transmits.push(t);
@@ -164,7 +185,7 @@ impl Link {
     }
 
     /// Sends frames; `false` if some sink has no reader any more.
-    pub(crate) async fn send(&self, transmits: Vec<Transmit>, reply: Option<&Sink>) -> bool {
+    pub(crate) async fn send(&self, transmits: Transmits, reply: Option<&Sink>) -> bool {
         let mut all = true;
         for t in transmits {
             let sink = self.sink_for(&t, reply);
@@ -175,7 +196,7 @@ impl Link {
     }
 
     /// Sends frames without waiting (from a destructor).
-    pub(crate) fn send_now(&self, transmits: Vec<Transmit>, reply: Option<&Sink>) {
+    pub(crate) fn send_now(&self, transmits: Transmits, reply: Option<&Sink>) {
         for t in transmits {
             let sink = self.sink_for(&t, reply);
             self.forget_ended_listen(&t);
@@ -199,8 +220,8 @@ impl Link {
     /// Acts on what the engine said, except requests (given back to be served): answers to
     /// our questions go to their waiters, cancelled requests have their work cancelled, and
     /// a listen stream that opened keeps `reply` (or the connection's sink) as its route.
-    pub(crate) fn settle(&self, events: Vec<PeerEvent>, reply: Option<&Sink>) -> Vec<(ServedRequest, Handling)> {
-        let mut requests = Vec::new();
+    pub(crate) fn settle(&self, events: Events, reply: Option<&Sink>) -> SmallVec<[(Box<ServedRequest>, Handling); 1]> {
+        let mut requests = SmallVec::new();
         for event in events {
             match event {
                 Event::Request { request, handling } => requests.push((request, handling)),

@@ -32,7 +32,7 @@ impl Server {
     /// can read them any more). Changes are announced by calling [`ServerSession::announce`]
     /// for each one heard on [`Server::changes`].
     pub fn session(&self, sink: impl Fn(Outbound) -> bool + Send + Sync + 'static) -> ServerSession {
-        let link = connection::link(self, Peer::new(self.settings().clone()), Sink::Function(Arc::new(sink)));
+        let link = connection::link(Peer::new(self.settings().clone()), Sink::Function(Arc::new(sink)));
         ServerSession { server: self.clone(), link }
     }
 
@@ -47,37 +47,37 @@ impl Server {
     /// answer is due then).
     pub async fn serve_stateless(
         &self,
-        request: Request<ClientRequest>,
+        request: Box<Request<ClientRequest>>,
         frames: mpsc::Sender<Outbound>,
         cancel: CancellationToken,
     ) {
-        let link = connection::link(self, Peer::stateless(self.settings().clone()), Sink::Frames(frames));
+        let link = connection::link(Peer::stateless(self.settings().clone()), Sink::Frames(frames));
         let id = request.id.clone();
         // Subscribed before the request is handled: a listen stream misses nothing after its
-        // acknowledgement.
-        let mut changes = self.changes();
-        let (_, out) = link.run(|peer, offer| peer.handle(Decoded::Single(Received::Request(request)), now(), offer));
+        // acknowledgement. (Only a listen stream needs it.)
+        let mut changes = matches!(request.body, Ok(ClientRequest::Listen(_))).then(|| self.changes());
+        let (_, out) = link.run(|peer| peer.handle(Decoded::Single(Received::Request(request)), now(), self));
         let requests = link.settle(out.events, None);
         link.send(out.transmits, None).await;
         let work = async {
             for (request, handling) in requests {
                 connection::serve_request(self.clone(), link.clone(), request, handling, None).await;
             }
-            while link.is_listening() {
+            while let (true, Some(changes)) = (link.is_listening(), changes.as_mut()) {
                 let change = changes.recv().await;
                 if matches!(change, Err(broadcast::error::RecvError::Closed)) {
                     // The server is gone: the stream ends with its final result.
-                    let (_, out) = link.run(|peer, _| peer.end_listens());
+                    let (_, out) = link.run(|peer| peer.end_listens());
                     link.send(out.transmits, None).await;
                     break;
                 }
-                connection::announce(&link, change).await;
+                connection::announce(self, &link, change).await;
             }
         };
         tokio::select! {
             _ = work => {}
             _ = cancel.cancelled() => {
-                let (_, out) = link.run(|peer, _| peer.abandon(&id));
+                let (_, out) = link.run(|peer| peer.abandon(&id));
                 link.settle(out.events, None);
             }
         }
@@ -99,12 +99,12 @@ impl ServerSession {
     /// `reply`. The request counts as in flight (cancellable) from this call on.
     pub fn request(
         &self,
-        request: Request<ClientRequest>,
+        request: Box<Request<ClientRequest>>,
         reply: mpsc::Sender<Outbound>,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let reply = Sink::Frames(reply);
         let link = self.link.clone();
-        let (_, out) = link.run(|peer, offer| peer.handle(Decoded::Single(Received::Request(request)), now(), offer));
+        let (_, out) = link.run(|peer| peer.handle(Decoded::Single(Received::Request(request)), now(), &self.server));
         let requests = link.settle(out.events, Some(&reply));
         let server = self.server.clone();
         async move {
@@ -118,13 +118,13 @@ impl ServerSession {
     /// Gives up on a request of this session that is in flight (the transport gave up on
     /// it): its work is cancelled, and no answer is sent.
     pub fn cancel(&self, id: &RequestId) {
-        let (_, out) = self.link.run(|peer, _| peer.abandon(id));
+        let (_, out) = self.link.run(|peer| peer.abandon(id));
         self.link.settle(out.events, None);
     }
 
     /// Tells the session's client about a change, if its revision and subscriptions call for it.
     pub async fn announce(&self, change: &Change) {
-        connection::announce(&self.link, Ok(change.clone())).await;
+        connection::announce(&self.server, &self.link, Ok(change.clone())).await;
     }
 
     /// The negotiated revision, once `initialize` has been answered.

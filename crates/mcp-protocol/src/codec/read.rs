@@ -1,13 +1,87 @@
 //! Reading frames into typed messages: the envelope first, then the params straight into the
 //! method's own types, in one pass over the text.
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{decode_raw, DecodeError, Notification, RawIncoming, RawMessage};
+use crate::jsonrpc::{decode_raw, DecodeError, Notification, RawIncoming, RawMessage, RequestId};
 use crate::message::{
-    request_from_raw, ClientNotification, ClientRequest, Decoded, FromClient, FromServer, NotificationMeta, Notified,
-    Received, ServerNotification, ServerRequest,
+    request_from_raw, Body, BodySeed, ClientNotification, ClientRequest, Decoded, FromClient, FromServer, Key,
+    NotificationMeta, Notified, Received, Request, ServerNotification, ServerRequest, Split,
 };
+use crate::method::{Method, MethodName};
+
+/// A request read in one pass over its text: its params go straight into the method's type
+/// when `method` comes before `params` (as every client writes them). Anything else (a
+/// notification, a response, an unknown method, params that do not read, odd members) fails,
+/// and the frame is read again by the general path, which says precisely what is wrong.
+struct OnePass<B> {
+    id: RequestId,
+    method: Method,
+    split: Split<B>,
+}
+
+impl<'de, B: Body> Deserialize<'de> for OnePass<B> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OnePassVisitor<B>(PhantomData<B>);
+        impl<'de, B: Body> Visitor<'de> for OnePassVisitor<B> {
+            type Value = OnePass<B>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OnePass<B>, A::Error> {
+                let (mut version, mut id, mut method) = (false, None, None);
+                let (mut split, mut raw): (Option<Split<B>>, Option<&'de RawValue>) = (None, None);
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match key.as_ref() {
+                        "jsonrpc" if !version => {
+                            version = map.next_value::<Key<'de>>()?.0 == "2.0";
+                            if !version {
+                                return Err(A::Error::custom("not JSON-RPC 2.0"));
+                            }
+                        }
+                        "id" if id.is_none() => id = Some(map.next_value::<RequestId>()?),
+                        "method" if method.is_none() => {
+                            let name = map.next_value::<Key<'de>>()?;
+                            method = Some(Method::parse(&name.0).ok_or_else(|| A::Error::custom("unknown method"))?);
+                        }
+                        "params" if split.is_none() && raw.is_none() => match method {
+                            Some(m) => split = Some(map.next_value_seed(BodySeed::<B>(m, PhantomData))?),
+                            None => raw = Some(map.next_value()?),
+                        },
+                        "jsonrpc" | "id" | "method" | "params" | "result" | "error" => {
+                            return Err(A::Error::custom("not a plain request"))
+                        }
+                        _ => drop(map.next_value::<IgnoredAny>()?),
+                    }
+                }
+                let (true, Some(id), Some(method)) = (version, id, method) else {
+                    return Err(A::Error::custom("not a request"));
+                };
+                let split = match split {
+                    Some(split) => split,
+                    None => B::decode(method, raw).map_err(A::Error::custom)?,
+                };
+                Ok(OnePass { id, method, split })
+            }
+        }
+        d.deserialize_map(OnePassVisitor(PhantomData))
+    }
+}
+
+/// A request read in one pass, if `text` is a plain request.
+fn one_pass<B: Body>(text: &str) -> Option<Box<Request<B>>> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let OnePass { id, method, split } = serde_json::from_str::<OnePass<B>>(text).ok()?;
+    let Split { meta, round, params } = split;
+    Some(Box::new(Request { id, method: MethodName::Known(method), meta, round, body: Ok(params) }))
+}
 
 fn notification(method: String, params: Option<&RawValue>) -> (Notification, NotificationMeta) {
     // Params were checked to be an object or an array, which always read as a value.
@@ -51,6 +125,9 @@ fn read<M>(text: &str, each: fn(RawMessage<'_>) -> M) -> Result<Decoded<M>, Deco
 
 /// Reads a frame a client sent (what a server receives).
 pub fn read_from_client(text: &str) -> Result<Decoded<FromClient>, DecodeError> {
+    if let Some(request) = one_pass::<ClientRequest>(text) {
+        return Ok(Decoded::Single(Received::Request(request)));
+    }
     read(text, from_client)
 }
 
@@ -71,7 +148,7 @@ mod tests {
 
     fn single_request(text: &str) -> crate::message::Request<ClientRequest> {
         match read_from_client(text) {
-            Ok(Decoded::Single(Received::Request(r))) => r,
+            Ok(Decoded::Single(Received::Request(r))) => *r,
             other => panic!("{text}: {other:?}"),
         }
     }
@@ -100,6 +177,35 @@ mod tests {
         assert_eq!(r.body, Ok(ClientRequest::Ping));
         let r = single_request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#);
         assert_eq!(r.body, Ok(ClientRequest::ListTools(PaginatedParams { cursor: Some("c".into()) })));
+    }
+
+    #[test]
+    fn the_one_pass_reader_and_the_general_one_agree() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"e","arguments":{"t":"\u00e9"},"_meta":{"progressToken":"p"}}}"#,
+            r#"{"id":"x","params":{"cursor":"c"},"method":"tools/list","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","requestState":"s","inputResponses":{}},"extra":1}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        ] {
+            let fast = one_pass::<ClientRequest>(text).expect(text);
+            let general = match read(text, from_client) {
+                Ok(Decoded::Single(Received::Request(r))) => r,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(fast, general, "{text}");
+        }
+        // What the one pass does not take is read by the general path, with its errors.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x/y"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        ] {
+            assert!(one_pass::<ClientRequest>(text).is_none(), "{text}");
+        }
     }
 
     #[test]
@@ -152,7 +258,10 @@ mod tests {
             task: None,
         });
         let meta = RequestMeta { progress_token: Some(crate::types::ProgressToken::Number(5)), ..Default::default() };
-        let round = RoundInput { input_responses: Some(json!({"k": {}})), request_state: Some(json!("s")) };
+        let round = RoundInput {
+            input_responses: Some(crate::message::to_raw(&json!({"k": {}}))),
+            request_state: Some(crate::message::to_raw("s")),
+        };
         let text = write_client_request(&RequestId::Number(9), &call, &meta, &round, ProtocolVersion::LATEST);
         let back = single_request(&text);
         assert_eq!((back.body, back.meta, back.round), (Ok(call), meta, round));

@@ -16,8 +16,8 @@ use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::frame::Frame;
 use crate::jsonrpc::{self, InvalidMessage, RequestId, Response};
 use crate::message::{
-    ClientNotification, ClientRequest, ClientResult, Decoded, FromServer, Notified, Received, Request, RequestMeta,
-    RoundInput, ServerNotification, ServerRequest,
+    to_raw, ClientNotification, ClientRequest, ClientResult, Decoded, FromServer, Notified, Received, Request,
+    RequestMeta, RoundInput, ServerNotification, ServerRequest,
 };
 use crate::method::{Method, MethodName};
 use crate::revision::{Era, ProtocolVersion};
@@ -248,13 +248,13 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
 
     /// The `_meta` a request carries in revision `version`.
     fn request_meta(&self, version: ProtocolVersion, extra: crate::types::Meta) -> RequestMeta {
-        let mut meta = RequestMeta { other: extra, ..RequestMeta::default() };
+        let other = (!extra.is_empty()).then(|| Box::new(extra));
+        let mut meta = RequestMeta { other, ..RequestMeta::default() };
         if version.is_modern() {
-            meta.protocol_version = Some(Value::from(version.as_str()));
-            let caps = serde_json::to_value(self.settings.capabilities(version)).unwrap_or_default();
-            meta.client_capabilities = Some(caps);
-            meta.client_info = Some(self.settings.info_value(version));
-            meta.log_level = self.log_level.and_then(|l| serde_json::to_value(l).ok());
+            meta.protocol_version = Some(to_raw(version.as_str()));
+            meta.client_capabilities = Some(to_raw(&self.settings.capabilities(version)));
+            meta.client_info = Some(to_raw(&self.settings.info_value(version)));
+            meta.log_level = self.log_level.map(|l| to_raw(&l));
         }
         meta
     }
@@ -543,7 +543,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         self.events.push_back(Event::Notification(n));
     }
 
-    fn handle_request(&mut self, request: Request<ServerRequest>) {
+    fn handle_request(&mut self, request: Box<Request<ServerRequest>>) {
         if self.core.serving.contains_key(&request.id) {
             let e = ErrorObject::invalid_request(format!("request id {} is already in use", request.id));
             return self.core.reject(Some(&request.id), &e);

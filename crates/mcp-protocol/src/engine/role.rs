@@ -32,14 +32,14 @@ pub struct Server;
 pub struct Client;
 
 impl Role for Server {
-    type Served = ServedRequest;
+    type Served = Box<ServedRequest>;
     type Notified = Notified<ClientNotification>;
     type News = ServerNews;
     type Serving = ServerServing;
 }
 
 impl Role for Client {
-    type Served = Request<ServerRequest>;
+    type Served = Box<Request<ServerRequest>>;
     type Notified = Notified<ServerNotification>;
     type News = ClientNews;
     type Serving = ClientServing;

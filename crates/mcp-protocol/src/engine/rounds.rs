@@ -50,11 +50,12 @@ impl InputRound {
         now_ms: u64,
     ) -> Result<Self, ErrorObject> {
         let mut round = Self::default();
-        match &input.request_state {
-            None | Some(Value::Null) => {}
-            Some(Value::String(sealed)) => {
+        let state = input.request_state.as_deref().map(|raw| serde_json::from_str::<Value>(raw.get()));
+        match state {
+            None | Some(Ok(Value::Null)) => {}
+            Some(Ok(Value::String(sealed))) => {
                 let contents = sealer
-                    .open(sealed, &fingerprint(request), None, now_ms)
+                    .open(&sealed, &fingerprint(request), None, now_ms)
                     .map_err(|e: StateError| ErrorObject::invalid_params(e))?;
                 round.answers = contents.answers;
                 round.carried = contents.state;
@@ -62,8 +63,9 @@ impl InputRound {
             Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
         }
         // Anything but an object (null included) counts as no answers: the questions are asked again.
-        if let Some(Value::Object(responses)) = &input.input_responses {
-            round.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let responses = input.input_responses.as_deref().map(|raw| serde_json::from_str::<Value>(raw.get()));
+        if let Some(Ok(Value::Object(responses))) = responses {
+            round.answers.extend(responses);
         }
         Ok(round)
     }
@@ -129,6 +131,7 @@ impl InputRound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::to_raw;
     use crate::types::{CallToolParams, ElicitParams};
     use serde_json::json;
 
@@ -158,8 +161,8 @@ mod tests {
         assert_eq!(ended.input_requests.len(), 1);
 
         let retry = RoundInput {
-            input_responses: Some(json!({"name": {"action": "accept", "content": {"n": "x"}}})),
-            request_state: ended.request_state.clone().map(Value::String),
+            input_responses: Some(to_raw(&json!({"name": {"action": "accept", "content": {"n": "x"}}}))),
+            request_state: ended.request_state.as_deref().map(to_raw),
         };
         let mut second = InputRound::open(&request, &retry, &sealer, 500).unwrap();
         assert_eq!(second.carried(), Some(&json!({"step": 1})));
@@ -171,9 +174,9 @@ mod tests {
         assert_eq!(other.code, crate::error::INVALID_PARAMS);
         assert!(InputRound::open(&request, &retry, &StateSealer::random(), 500).is_err());
         assert!(InputRound::open(&request, &retry, &sealer, 1_001).is_err());
-        let tampered = RoundInput { request_state: Some(json!("x.y")), ..retry.clone() };
+        let tampered = RoundInput { request_state: Some(to_raw("x.y")), ..retry.clone() };
         assert!(InputRound::open(&request, &tampered, &sealer, 500).is_err());
-        let not_a_string = RoundInput { request_state: Some(json!(5)), ..retry };
+        let not_a_string = RoundInput { request_state: Some(to_raw(&5)), ..retry };
         assert!(InputRound::open(&request, &not_a_string, &sealer, 500).is_err());
     }
 
@@ -181,8 +184,10 @@ mod tests {
     fn a_malformed_answer_asks_again() {
         let sealer = StateSealer::random();
         let request = call("t");
-        let retry =
-            RoundInput { input_responses: Some(json!({"k": {"not": "an elicit result"}})), request_state: None };
+        let retry = RoundInput {
+            input_responses: Some(to_raw(&json!({"k": {"not": "an elicit result"}}))),
+            request_state: None,
+        };
         let mut round = InputRound::open(&request, &retry, &sealer, 0).unwrap();
         assert_eq!(round.answer("k", &elicit()), None);
         assert_eq!(round.next_unnamed_key(), "input-1");

@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::peer::{Core, Event, Failure, Now, SendOptions, Transmit, Written};
@@ -20,7 +19,7 @@ use crate::error::{ErrorObject, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_
 use crate::frame::{Frame, FrameKind};
 use crate::jsonrpc::{InvalidMessage, RequestId, Response};
 use crate::message::{
-    ClientNotification, ClientRequest, Decoded, FromClient, Notified, Received, Request, RequestMeta,
+    raw_str, ClientNotification, ClientRequest, Decoded, FromClient, Notified, Received, Request, RequestMeta,
     ServerNotification, ServerRequest, ServerResult,
 };
 use crate::method::{Method, MethodName};
@@ -168,7 +167,7 @@ pub struct ServedRequest {
     pub meta: RequestMeta,
     /// For a 2026-07-28 `tools/call`, `prompts/get` or `resources/read`: the round, with the
     /// answers the retry brought.
-    pub round: Option<InputRound>,
+    pub round: Option<Box<InputRound>>,
 }
 
 /// What the server role tells the application besides requests.
@@ -431,8 +430,14 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         self.send_response(id, batch, text, error);
     }
 
-    fn handle_request(&mut self, request: Request<ClientRequest>, batch: Option<u64>, now: Now, offer: &dyn Offer) {
-        let Request { id, method, meta, round, body } = request;
+    fn handle_request(
+        &mut self,
+        request: Box<Request<ClientRequest>>,
+        batch: Option<u64>,
+        now: Now,
+        offer: &dyn Offer,
+    ) {
+        let Request { id, method, meta, round, body } = *request;
         if method.known() == Some(Method::Initialize) {
             let outcome = body.and_then(|b| self.initialize(b, offer));
             let rev = self.session.as_ref().map_or(ProtocolVersion::LATEST_LEGACY, |s| s.revision);
@@ -513,7 +518,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         }
         let round = if rev.is_modern() && known.allows_input_rounds() {
             match InputRound::open(&body, &round, &self.settings.sealer, now.unix_ms) {
-                Ok(round) => Some(round),
+                Ok(round) => Some(Box::new(round)),
                 Err(e) => return self.answer_now(&id, batch, rev, Err(e)),
             }
         } else {
@@ -521,7 +526,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         };
         let handling = H::default();
         self.core.begin(id.clone(), meta.progress_token.clone(), handling.clone(), serving(None));
-        let request = ServedRequest { id, request: body, scope, meta, round };
+        let request = Box::new(ServedRequest { id, request: body, scope, meta, round });
         self.events.push_back(Event::Request { request, handling });
     }
 
@@ -529,7 +534,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
     fn request_log_level(&self, meta: &RequestMeta) -> Result<Option<LoggingLevel>, ErrorObject> {
         meta.log_level
             .as_ref()
-            .map(LoggingLevel::deserialize)
+            .map(|raw| serde_json::from_str::<LoggingLevel>(raw.get()))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad logLevel: {e}")))
     }
@@ -562,17 +567,18 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         let capabilities = meta.client_capabilities.as_ref().ok_or_else(|| {
             ErrorObject::invalid_params(format!("missing _meta[\"{}\"]", meta_keys::CLIENT_CAPABILITIES))
         })?;
-        let requested = version.as_str().unwrap_or_default();
+        let requested = raw_str(version).unwrap_or_default();
         let revision = ProtocolVersion::parse(requested).filter(|v| v.is_modern()).ok_or_else(|| {
+            let sent: Value = serde_json::from_str(version.get()).unwrap_or(Value::Null);
             ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, format!("unsupported protocol version {requested:?}"))
-                .with_data(json!({"supported": supported_modern(), "requested": version}))
+                .with_data(json!({"supported": supported_modern(), "requested": sent}))
         })?;
-        let capabilities = ClientCapabilities::deserialize(capabilities)
+        let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities.get())
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
         let client_info = meta
             .client_info
             .as_ref()
-            .map(Implementation::deserialize)
+            .map(|raw| serde_json::from_str::<Implementation>(raw.get()))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
         Ok(Scope { revision, capabilities: Arc::new(capabilities), client_info: client_info.map(Arc::new) })

@@ -11,7 +11,7 @@ use super::*;
 use crate::codec;
 use crate::error::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::frame::{FrameKind, Outbound};
-use crate::message::{ClientRequest, ClientResult, ServerRequest, ServerResult};
+use crate::message::{to_raw, ClientRequest, ClientResult, ServerRequest, ServerResult};
 use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, ElicitParams, ElicitResult, Implementation, ListToolsResult,
     ListenParams, LoggingLevel, PaginatedParams, ServerCapabilities, SubscriptionFilter, Tool,
@@ -172,7 +172,7 @@ impl Pair {
         let mut served = Vec::new();
         for e in events {
             match e {
-                Event::Request { request, .. } => served.push(request),
+                Event::Request { request, .. } => served.push(*request),
                 other => self.server_events.push(other),
             }
         }
@@ -184,7 +184,7 @@ impl Pair {
         let mut served = Vec::new();
         for e in events {
             match e {
-                Event::Request { request, .. } => served.push(request),
+                Event::Request { request, .. } => served.push(*request),
                 other => self.client_events.push(other),
             }
         }
@@ -450,7 +450,7 @@ fn an_input_round_asks_then_the_retry_brings_the_answer_and_tampered_state_is_re
     // The retry: same request, the answer and the state.
     let answer = json!({"name": {"action": "accept", "content": {"n": "Ada"}}});
     let retry =
-        crate::message::RoundInput { input_responses: Some(answer.clone()), request_state: Some(state.clone()) };
+        crate::message::RoundInput { input_responses: Some(to_raw(&answer)), request_state: Some(to_raw(&state)) };
     pair.call(request.clone(), RequestOptions { round: retry, ..Default::default() }, "round-2");
     pair.drive();
     let second = pair.take_server_requests().remove(0);
@@ -462,15 +462,16 @@ fn an_input_round_asks_then_the_retry_brings_the_answer_and_tampered_state_is_re
     let mut tampered = state.as_str().unwrap().to_owned();
     tampered.insert(3, 'x');
     let bad =
-        crate::message::RoundInput { input_responses: Some(answer.clone()), request_state: Some(json!(tampered)) };
+        crate::message::RoundInput { input_responses: Some(to_raw(&answer)), request_state: Some(to_raw(&tampered)) };
     pair.call(request.clone(), RequestOptions { round: bad, ..Default::default() }, "tampered");
     let other =
-        crate::message::RoundInput { input_responses: Some(answer.clone()), request_state: Some(state.clone()) };
+        crate::message::RoundInput { input_responses: Some(to_raw(&answer)), request_state: Some(to_raw(&state)) };
     pair.call(call_tool("other"), RequestOptions { round: other, ..Default::default() }, "other");
     pair.drive();
     // And one past its expiry (the server's wall clock is the one passed in).
     pair.advance(Duration::from_secs(601));
-    let expired = crate::message::RoundInput { input_responses: Some(answer), request_state: Some(state) };
+    let expired =
+        crate::message::RoundInput { input_responses: Some(to_raw(&answer)), request_state: Some(to_raw(&state)) };
     pair.call(request, RequestOptions { round: expired, ..Default::default() }, "expired");
     pair.drive();
     assert!(pair.take_server_requests().is_empty(), "none of them reaches the application");

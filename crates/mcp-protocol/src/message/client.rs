@@ -1,10 +1,9 @@
 //! What a client sends: requests, notifications, and the results of the server's requests.
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::meta::Split;
-use super::{read_params, NoParams, ParamsError};
+use super::{not_a_request, params_from, Body, NoParams};
 use crate::jsonrpc::Notification;
 use crate::method::Method;
 use crate::types::{
@@ -58,20 +57,20 @@ pub enum ClientRequest {
     UpdateTask(UpdateTaskParams),
 }
 
-/// Reads the params of `method` into a request of type `R`, splitting off the per-request
-/// members.
+/// Reads the params of `method` from a deserializer into a request of this type, splitting
+/// off the per-request members.
 macro_rules! decode_request {
-    ($method:expr, $params:expr, $($m:ident => $v:ident $(($p:ty))?),* $(,)?) => {
+    ($method:expr, $d:expr, $($m:ident => $v:ident $(($p:ty))?),* $(,)?) => {
         match $method {
-            $(Method::$m => decode_request!(@one $params, $v $(($p))?),)*
-            other => Err(ParamsError::NotARequest(other)),
+            $(Method::$m => decode_request!(@one $d, $v $(($p))?),)*
+            other => Err(not_a_request(other)),
         }
     };
-    (@one $params:expr, $v:ident ($p:ty)) => {
-        read_params::<$p>($params, Method::$v).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v(s.params) })
+    (@one $d:expr, $v:ident ($p:ty)) => {
+        params_from::<$p, D>(Method::$v, $d).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v(s.params) })
     };
-    (@one $params:expr, $v:ident) => {
-        read_params::<NoParams>($params, Method::$v).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v })
+    (@one $d:expr, $v:ident) => {
+        params_from::<NoParams, D>(Method::$v, $d).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v })
     };
 }
 
@@ -115,8 +114,15 @@ impl ClientRequest {
         }
     }
 
-    pub(crate) fn decode(method: Method, params: Option<&RawValue>) -> Result<Split<Self>, ParamsError> {
-        decode_request!(method, params,
+    /// The params, to be written (`_meta` and the round members are added by the writer).
+    pub(crate) fn params(&self) -> ParamsOf<'_> {
+        ParamsOf(self)
+    }
+}
+
+impl Body for ClientRequest {
+    fn decode_from<'de, D: serde::Deserializer<'de>>(method: Method, d: D) -> Result<Split<Self>, D::Error> {
+        decode_request!(method, d,
             Initialize => Initialize(Box<InitializeParams>),
             Ping => Ping,
             Discover => Discover,
@@ -138,11 +144,6 @@ impl ClientRequest {
             CancelTask => CancelTask(TaskIdParams),
             UpdateTask => UpdateTask(UpdateTaskParams),
         )
-    }
-
-    /// The params, to be written (`_meta` and the round members are added by the writer).
-    pub(crate) fn params(&self) -> ParamsOf<'_> {
-        ParamsOf(self)
     }
 }
 

@@ -12,31 +12,64 @@ use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer, StringDes
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::jsonrpc::RequestId;
 use crate::types::{meta_keys, Meta, ProgressToken};
 
+/// A member kept as the JSON text it was sent as, to be read when (and if) it is needed.
+pub type Raw = Box<RawValue>;
+
+/// The content of a raw JSON string that has no escapes (as version strings never do);
+/// `None` for anything else.
+pub fn raw_str(raw: &RawValue) -> Option<&str> {
+    let inner = raw.get().strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains(['\\', '"'])).then_some(inner)
+}
+
+/// A value as raw JSON text (for what a client writes into `_meta`).
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Raw {
+    // Plain data always serializes; `null` stands in should it not.
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null"))
+}
+
 /// The `_meta` of a request: the members the protocol defines, and the rest as sent.
 ///
-/// The 2026-07-28 members are kept as sent (JSON values): what is wrong with them is the
-/// server's to say, with the error the specification gives, once it knows the request is a
-/// 2026-07-28 one.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The 2026-07-28 members are kept as the JSON text they were sent as: what is wrong with
+/// them is the server's to say, with the error the specification gives, once it knows the
+/// request is a 2026-07-28 one, and they are read straight into their types from the text.
+#[derive(Debug, Clone, Default)]
 pub struct RequestMeta {
     /// `progressToken`: the client wants progress notifications with this token. A token that
     /// is neither a string nor an integer is ignored.
     pub progress_token: Option<ProgressToken>,
     /// `io.modelcontextprotocol/protocolVersion` (2026-07-28).
-    pub protocol_version: Option<Value>,
+    pub protocol_version: Option<Raw>,
     /// `io.modelcontextprotocol/clientCapabilities` (2026-07-28).
-    pub client_capabilities: Option<Value>,
+    pub client_capabilities: Option<Raw>,
     /// `io.modelcontextprotocol/clientInfo` (2026-07-28).
-    pub client_info: Option<Value>,
+    pub client_info: Option<Raw>,
     /// `io.modelcontextprotocol/logLevel` (2026-07-28).
-    pub log_level: Option<Value>,
-    /// Every other member (trace context, a related task, vendor keys), as sent.
-    pub other: Meta,
+    pub log_level: Option<Raw>,
+    /// Every other member (trace context, a related task, vendor keys), as sent; `None` when
+    /// there is none (most requests).
+    pub other: Option<Box<Meta>>,
+}
+
+fn same_raw(a: &Option<Raw>, b: &Option<Raw>) -> bool {
+    a.as_ref().map(|r| r.get()) == b.as_ref().map(|r| r.get())
+}
+
+impl PartialEq for RequestMeta {
+    fn eq(&self, other: &Self) -> bool {
+        self.progress_token == other.progress_token
+            && same_raw(&self.protocol_version, &other.protocol_version)
+            && same_raw(&self.client_capabilities, &other.client_capabilities)
+            && same_raw(&self.client_info, &other.client_info)
+            && same_raw(&self.log_level, &other.log_level)
+            && self.other == other.other
+    }
 }
 
 impl RequestMeta {
@@ -47,17 +80,22 @@ impl RequestMeta {
             && self.client_capabilities.is_none()
             && self.client_info.is_none()
             && self.log_level.is_none()
-            && self.other.is_empty()
+            && self.other.as_ref().is_none_or(|o| o.is_empty())
     }
 
     /// The protocol version named, when it is a string.
     pub fn protocol_version_str(&self) -> Option<&str> {
-        self.protocol_version.as_ref().and_then(Value::as_str)
+        self.protocol_version.as_deref().and_then(raw_str)
+    }
+
+    /// Sets a member other than the protocol's own.
+    pub fn insert_other(&mut self, key: impl Into<String>, value: Value) {
+        self.other.get_or_insert_with(Default::default).insert(key.into(), value);
     }
 }
 
 /// A map key, borrowed from the input when it has no escapes.
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -113,7 +151,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
                         meta_keys::LOG_LEVEL => meta.log_level = Some(map.next_value()?),
                         _ => {
                             let value = map.next_value()?;
-                            meta.other.insert(key.0.into_owned(), value);
+                            meta.insert_other(key.0.into_owned(), value);
                         }
                     }
                 }
@@ -164,7 +202,7 @@ impl Serialize for RequestMeta {
         if let Some(token) = &self.progress_token {
             map.serialize_entry(meta_keys::PROGRESS_TOKEN, token)?;
         }
-        for (k, v) in &self.other {
+        for (k, v) in self.other.iter().flat_map(|o| o.iter()) {
             map.serialize_entry(k, v)?;
         }
         map.end()
@@ -172,12 +210,18 @@ impl Serialize for RequestMeta {
 }
 
 /// The members of a 2026-07-28 retry of a multi-round request, as sent.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct RoundInput {
     /// `inputResponses`: the answers, by the keys of the `inputRequests` asked.
-    pub input_responses: Option<Value>,
+    pub input_responses: Option<Raw>,
     /// `requestState`: the state the server sealed in the previous round.
-    pub request_state: Option<Value>,
+    pub request_state: Option<Raw>,
+}
+
+impl PartialEq for RoundInput {
+    fn eq(&self, other: &Self) -> bool {
+        same_raw(&self.input_responses, &other.input_responses) && same_raw(&self.request_state, &other.request_state)
+    }
 }
 
 impl RoundInput {
@@ -274,9 +318,9 @@ pub(crate) struct WireParams<'a, P: Serialize> {
     #[serde(flatten)]
     pub(crate) params: &'a P,
     #[serde(rename = "inputResponses", skip_serializing_if = "Option::is_none")]
-    pub(crate) input_responses: Option<&'a Value>,
+    pub(crate) input_responses: Option<&'a RawValue>,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
-    pub(crate) request_state: Option<&'a Value>,
+    pub(crate) request_state: Option<&'a RawValue>,
     #[serde(rename = "_meta", skip_serializing_if = "RequestMeta::is_empty")]
     pub(crate) meta: &'a RequestMeta,
 }
@@ -285,8 +329,8 @@ impl<'a, P: Serialize> WireParams<'a, P> {
     pub(crate) fn new(params: &'a P, meta: &'a RequestMeta, round: &'a RoundInput) -> Self {
         Self {
             params,
-            input_responses: round.input_responses.as_ref(),
-            request_state: round.request_state.as_ref(),
+            input_responses: round.input_responses.as_deref(),
+            request_state: round.request_state.as_deref(),
             meta,
         }
     }
@@ -334,12 +378,12 @@ mod tests {
         );
         assert_eq!(split.meta.progress_token, Some(ProgressToken::Number(7)));
         assert_eq!(split.meta.protocol_version_str(), Some("2026-07-28"));
-        assert_eq!(split.meta.client_capabilities, Some(json!({})));
-        assert_eq!(split.meta.other.get("traceparent"), Some(&json!("00-ab")));
-        assert_eq!(split.round.request_state, Some(json!("s")));
-        assert_eq!(split.round.input_responses, Some(json!({"k": {}})));
-        let back = serde_json::to_value(WireParams::new(&split.params, &split.meta, &split.round));
-        let again: Split<Named> = serde_json::from_value(back.unwrap()).unwrap();
+        assert_eq!(split.meta.client_capabilities.as_deref().map(RawValue::get), Some("{}"));
+        assert_eq!(split.meta.other.as_ref().and_then(|o| o.get("traceparent")), Some(&json!("00-ab")));
+        assert_eq!(split.round.request_state.as_deref().and_then(raw_str), Some("s"));
+        assert_eq!(split.round.input_responses.as_deref().map(RawValue::get), Some(r#"{"k":{}}"#));
+        let back = serde_json::to_string(&WireParams::new(&split.params, &split.meta, &split.round));
+        let again: Split<Named> = serde_json::from_str(&back.unwrap()).unwrap();
         assert_eq!((again.params, again.meta, again.round), (split.params, split.meta, split.round));
     }
 

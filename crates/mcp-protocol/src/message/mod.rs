@@ -13,16 +13,15 @@ mod client;
 mod meta;
 mod server;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub use client::{ClientNotification, ClientRequest, ClientResult};
-pub use meta::{NotificationMeta, RequestMeta, RoundInput};
+pub use meta::{raw_str, to_raw, NotificationMeta, Raw, RequestMeta, RoundInput};
 pub use server::{InputRequiredResult, ServerNotification, ServerRequest, ServerResult};
 
-pub(crate) use meta::{Split, WireParams};
+pub(crate) use meta::{Key, Split, WireParams};
 
 use crate::error::ErrorObject;
 use crate::jsonrpc::{InvalidMessage, RequestId, Response};
@@ -60,13 +59,10 @@ pub struct Notified<N> {
 }
 
 /// One received message.
-// Requests are the common case and are moved on whole: boxing them would cost an allocation
-// each for the rarer notifications' sake.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received<Req, Note> {
-    /// A request.
-    Request(Request<Req>),
+    /// A request (boxed: it is large, and handed on several times before it is served).
+    Request(Box<Request<Req>>),
     /// A notification.
     Notification(Notified<Note>),
     /// A response to one of our requests.
@@ -118,22 +114,57 @@ impl ParamsError {
     }
 }
 
-/// Reads params (absent: an empty object) with the per-request members split off: `_meta`,
-/// and for a method with multi-round requests `inputResponses` and `requestState`.
-pub(crate) fn read_params<P: DeserializeOwned>(
-    params: Option<&RawValue>,
+/// Reads params from `d` with the per-request members split off: `_meta`, and for a method
+/// with multi-round requests `inputResponses` and `requestState`.
+pub(crate) fn params_from<'de, P: serde::Deserialize<'de>, D: serde::Deserializer<'de>>(
     method: Method,
-) -> Result<Split<P>, ParamsError> {
+    d: D,
+) -> Result<Split<P>, D::Error> {
     use serde::de::DeserializeSeed;
-    let mut reader = serde_json::Deserializer::from_str(params.map_or("{}", RawValue::get));
-    let seed = meta::SplitSeed { rounds: method.allows_input_rounds(), params: std::marker::PhantomData };
-    let split = seed.deserialize(&mut reader).map_err(ParamsError::Invalid)?;
-    reader.end().map_err(ParamsError::Invalid)?;
-    Ok(split)
+    meta::SplitSeed { rounds: method.allows_input_rounds(), params: std::marker::PhantomData }.deserialize(d)
+}
+
+/// A request body of one direction, read once its method is known.
+pub(crate) trait Body: Sized {
+    /// Reads the params of `method` from `d` into a body.
+    fn decode_from<'de, D: serde::Deserializer<'de>>(method: Method, d: D) -> Result<Split<Self>, D::Error>;
+
+    /// Reads params given as a slice of the input (absent: an empty object).
+    fn decode(method: Method, params: Option<&RawValue>) -> Result<Split<Self>, ParamsError> {
+        let mut reader = serde_json::Deserializer::from_str(params.map_or("{}", RawValue::get));
+        let split = Self::decode_from(method, &mut reader).map_err(|e| {
+            if e.to_string().starts_with(NOT_A_REQUEST) {
+                ParamsError::NotARequest(method)
+            } else {
+                ParamsError::Invalid(e)
+            }
+        })?;
+        reader.end().map_err(ParamsError::Invalid)?;
+        Ok(split)
+    }
+}
+
+/// The start of the error a [`Body`] gives for a method that is no request of its direction.
+pub(crate) const NOT_A_REQUEST: &str = "not a request of this direction: ";
+
+/// The error of a method that is no request of this direction.
+pub(crate) fn not_a_request<E: serde::de::Error>(method: Method) -> E {
+    E::custom(format_args!("{NOT_A_REQUEST}{method}"))
+}
+
+/// Reads `method`'s request from `d` as the [`Body`] `B` (a `DeserializeSeed`).
+pub(crate) struct BodySeed<B>(pub(crate) Method, pub(crate) std::marker::PhantomData<B>);
+
+impl<'de, B: Body> serde::de::DeserializeSeed<'de> for BodySeed<B> {
+    type Value = Split<B>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Split<B>, D::Error> {
+        B::decode_from(self.0, d)
+    }
 }
 
 /// Reads the params of a notification leniently: `None` when they do not have the shape.
-pub(crate) fn value_params<T: DeserializeOwned>(params: Option<&Value>) -> Option<T> {
+pub(crate) fn value_params<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> Option<T> {
     match params {
         Some(v) => T::deserialize(v).ok(),
         None => T::deserialize(&Value::Object(Default::default())).ok(),
@@ -154,19 +185,27 @@ pub(crate) fn request_from_raw<B>(
     method: String,
     params: Option<&RawValue>,
     decode: impl FnOnce(Method, Option<&RawValue>) -> Result<Split<B>, ParamsError>,
-) -> Request<B> {
+) -> Box<Request<B>> {
     let name = MethodName::parse(&method);
     let Some(known) = name.known() else {
         let meta = params.and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok()).map(|m| m.meta);
         let body = Err(ErrorObject::method_not_found(&method));
-        return Request { id, method: name, meta: meta.unwrap_or_default(), round: RoundInput::default(), body };
+        return Box::new(Request {
+            id,
+            method: name,
+            meta: meta.unwrap_or_default(),
+            round: RoundInput::default(),
+            body,
+        });
     };
     match decode(known, params) {
-        Ok(split) => Request { id, method: name, meta: split.meta, round: split.round, body: Ok(split.params) },
+        Ok(split) => {
+            Box::new(Request { id, method: name, meta: split.meta, round: split.round, body: Ok(split.params) })
+        }
         Err(e) => {
             let meta = params.and_then(|p| serde_json::from_str::<MetaOnly>(p.get()).ok()).map(|m| m.meta);
             let body = Err(e.into_error(known));
-            Request { id, method: name, meta: meta.unwrap_or_default(), round: RoundInput::default(), body }
+            Box::new(Request { id, method: name, meta: meta.unwrap_or_default(), round: RoundInput::default(), body })
         }
     }
 }

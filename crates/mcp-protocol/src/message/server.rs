@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::meta::Split;
-use super::{read_params, value_params, NoParams, ParamsError};
+use super::{not_a_request, params_from, value_params, Body, NoParams};
 use crate::jsonrpc::Notification;
 use crate::method::Method;
 use crate::types::{
@@ -42,25 +42,6 @@ impl ServerRequest {
         }
     }
 
-    pub(crate) fn decode(method: Method, params: Option<&RawValue>) -> Result<Split<Self>, ParamsError> {
-        let split = |p: Split<NoParams>, body: Self| Split { meta: p.meta, round: p.round, params: body };
-        match method {
-            Method::Ping => read_params::<NoParams>(params, method).map(|p| split(p, Self::Ping)),
-            Method::ListRoots => read_params::<NoParams>(params, method).map(|p| split(p, Self::ListRoots)),
-            Method::CreateMessage => read_params::<CreateMessageParams>(params, method).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::CreateMessage(s.params),
-            }),
-            Method::Elicit => read_params::<ElicitParams>(params, method).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::Elicit(s.params),
-            }),
-            other => Err(ParamsError::NotARequest(other)),
-        }
-    }
-
     /// The params, to be written.
     pub(crate) fn params(&self) -> ServerParamsOf<'_> {
         ServerParamsOf(self)
@@ -84,6 +65,27 @@ impl ServerRequest {
             Self::CreateMessage(_) => CreateMessageResult::deserialize(answer).is_ok(),
             Self::Elicit(_) => ElicitResult::deserialize(answer).is_ok(),
             Self::ListRoots => ListRootsResult::deserialize(answer).is_ok(),
+        }
+    }
+}
+
+impl Body for ServerRequest {
+    fn decode_from<'de, D: Deserializer<'de>>(method: Method, d: D) -> Result<Split<Self>, D::Error> {
+        let split = |p: Split<NoParams>, body: Self| Split { meta: p.meta, round: p.round, params: body };
+        match method {
+            Method::Ping => params_from::<NoParams, D>(method, d).map(|p| split(p, Self::Ping)),
+            Method::ListRoots => params_from::<NoParams, D>(method, d).map(|p| split(p, Self::ListRoots)),
+            Method::CreateMessage => params_from::<CreateMessageParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::CreateMessage(s.params),
+            }),
+            Method::Elicit => params_from::<ElicitParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::Elicit(s.params),
+            }),
+            other => Err(not_a_request(other)),
         }
     }
 }

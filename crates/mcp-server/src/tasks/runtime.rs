@@ -91,7 +91,7 @@ impl TaskRuntime {
         let notify = self.running.lock().get(&record.task_id).and_then(|r| r.notify.clone());
         if let Some(link) = notify {
             let status = ServerNotification::TaskStatus(Box::new(record.to_task(false)));
-            let (_, out) = link.run(|peer, _| peer.notify(&status, None));
+            let (_, out) = link.run(|peer| peer.notify(&status, None));
             link.send(out.transmits, None).await;
         }
     }
