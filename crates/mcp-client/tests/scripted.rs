@@ -1,5 +1,10 @@
 //! The client against scripted fake servers: MRTR rounds, version retries, era detection
 //! edge cases, late answers, server requests, bad input.
+//!
+//! Tests whose fake server checks for silence run on tokio's paused clock (`start_paused`),
+//! where "nothing for 100 ms" means nothing once every task is idle and 100 ms have passed,
+//! without waiting for them. Those about the client's own request timeouts do not: the
+//! client times its requests with `std::time::Instant` (the wall clock).
 
 mod common;
 
@@ -140,7 +145,7 @@ async fn mrtr_rounds_carry_new_ids_input_responses_and_verbatim_state() {
     script.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn mrtr_gives_up_after_the_round_bound() {
     let (client_end, mut fake) = Fake::pair();
     let script = tokio::spawn(async move {
@@ -195,7 +200,7 @@ async fn mrtr_input_the_client_cannot_give_is_a_clear_error() {
     script.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unsupported_version_is_retried_once() {
     let (client_end, mut fake) = Fake::pair();
     let script = tokio::spawn(async move {
@@ -266,7 +271,7 @@ async fn a_modern_error_listing_only_legacy_versions_leads_to_initialize() {
     script.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn negotiation_failures_are_clear() {
     // A pinned legacy revision the server does not speak.
     let (client_end, mut fake) = Fake::pair();
@@ -359,7 +364,7 @@ async fn a_late_response_after_a_timeout_is_ignored() {
     script.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_server_requests_are_answered_or_refused() {
     let (client_end, mut fake) = Fake::pair();
     let (go, ready) = tokio::sync::oneshot::channel();
@@ -424,6 +429,8 @@ async fn legacy_server_requests_are_answered_or_refused() {
     let client = Client::builder("c", "1")
         .protocol_version(ProtocolVersion::V2025_06_18)
         .roots(|| async {
+            // 100 ms of paused time: the server's cancellation below comes while it runs,
+            // and the silence after it outlasts it.
             tokio::time::sleep(Duration::from_millis(100)).await;
             Ok(ListRootsResult { roots: vec![Root { uri: "file:///only".into(), name: None, meta: None }] })
         })

@@ -1,4 +1,9 @@
 //! The client against the real `mcp_server::Server`, in memory, for every revision.
+//!
+//! "Nothing arrives" is checked without waiting on the wall clock: either after a marker that
+//! the server sends after anything it could have sent (it answers and announces in order on
+//! the connection), or, where there is no such marker, on tokio's paused clock once every
+//! task has gone idle (`settle`).
 
 mod common;
 
@@ -150,9 +155,11 @@ async fn exercise(session: &ClientSession, server: &mcp_server::Server) {
         let n = tokio::time::timeout(WAIT, stream.next()).await.unwrap().unwrap();
         assert!(matches!(&n, ServerNotification::ResourceUpdated(p) if p.uri == "test://a"), "{n:?}");
         drop(stream);
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // On the paused clock (the modern caller runs on it): once all is idle the server
+        // has ended the stream, and once all is idle again anything it sent has arrived.
+        settle().await;
         server.notify_resource_updated("test://a");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        settle().await;
         assert_no_notification(&mut notes);
         let discovered = session.discover().await.unwrap();
         assert!(discovered.supported_versions.contains(&"2026-07-28".to_owned()));
@@ -167,8 +174,16 @@ async fn exercise(session: &ClientSession, server: &mcp_server::Server) {
             other => panic!("{ctx}: expected resources/updated, got {other:?}"),
         }
         session.unsubscribe("test://a").await.unwrap();
+        // The server announces changes one after the other on the connection: an update of a
+        // subscribed resource made afterwards is the marker, and nothing comes before it.
+        session.subscribe("test://b").await.unwrap();
         server.notify_resource_updated("test://a");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        server.notify_resource_updated("test://b");
+        match next_notification(&mut notes).await {
+            ServerNotification::ResourceUpdated(p) => assert_eq!(p.uri, "test://b", "{ctx}: test://a is unsubscribed"),
+            other => panic!("{ctx}: expected resources/updated, got {other:?}"),
+        }
+        session.unsubscribe("test://b").await.unwrap();
         assert_no_notification(&mut notes);
     }
 }
@@ -197,7 +212,7 @@ async fn every_call_in_every_pinned_legacy_revision() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_is_detected_and_every_call_works() {
     let (server, _) = test_server();
     let client = full_client(Client::builder("test-client", "0.1"));
@@ -308,9 +323,10 @@ async fn progress_goes_to_the_callback_in_both_eras() {
             "{pinned:?}"
         );
         assert_no_notification(&mut notes);
-        // Without a callback no progress is asked for (the server sends none).
+        // Without a callback no progress is asked for (the server sends none). What a call
+        // makes the server send comes before its response, and the client hands it on as it
+        // reads it: by the time the call returns, it would be here.
         session.call_tool("progress", json!({})).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
         assert_no_notification(&mut notes);
     }
 }
@@ -320,8 +336,8 @@ async fn modern_logging_needs_a_level_in_meta() {
     let (server, _) = test_server();
     let session = connect(&Client::builder("c", "1").build(), &server).await;
     let mut notes = session.notifications();
+    // Any log message would come before the response (as the callback below relies on too).
     session.call_tool("log", json!({})).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_no_notification(&mut notes);
     // A level set on the builder goes into every request's _meta, and the callback sees logs.
     let logged = Arc::new(Mutex::new(Vec::new()));
@@ -339,7 +355,7 @@ async fn modern_logging_needs_a_level_in_meta() {
     assert_eq!(*logged.lock().unwrap(), [json!("debug message"), json!("warning message")]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_dropped_call_cancels_the_server_handler() {
     for pinned in [Some(ProtocolVersion::V2025_06_18), None] {
         let (server, probes) = test_server();
@@ -356,7 +372,7 @@ async fn a_dropped_call_cancels_the_server_handler() {
         // Nothing leaks to the application, and the session goes on.
         let r = session.call_tool("echo", json!({"text": "after"})).await.unwrap();
         assert_eq!(text(&r), "after");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        settle().await;
         assert_no_notification(&mut notes);
     }
 }

@@ -2,10 +2,12 @@
 //! (task-augmented calls, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, status
 //! notifications) and the 2026-07-28 extension (transparent and explicit polling,
 //! `tasks/update` answers, cancellation, the bounded wait).
+//!
+//! The tests run on tokio's paused clock (`start_paused`): the handlers' work, the poll
+//! intervals and the bounded wait take no wall-clock time.
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,9 +24,9 @@ fn text(result: &CallToolResult) -> &str {
     result.content.first().and_then(ContentBlock::as_text).unwrap_or_default()
 }
 
-/// `count` (optional; `steps` × 20 ms, notes a cancellation in the flag), `must`
+/// `count` (optional; `steps` × 20 ms, raises `cancelled` when cancelled), `must`
 /// (required), `broken` (a protocol error), `ask` (optional; asks a name).
-fn task_server(cancelled: Arc<AtomicBool>) -> Server {
+fn task_server(cancelled: Arc<Signal>) -> Server {
     let config = TaskConfig { poll_interval: Duration::from_millis(20), ..TaskConfig::default() };
     let server = Server::builder("tasks", "1").page_size(2).tasks(config).build();
     server.add_tool(
@@ -36,7 +38,7 @@ fn task_server(cancelled: Arc<AtomicBool>) -> Server {
                 for step in 1..=steps {
                     tokio::select! {
                         _ = ctx.cancellation().cancelled() => {
-                            cancelled.store(true, Ordering::SeqCst);
+                            cancelled.raise();
                             return Err(HandlerError::tool("cancelled"));
                         }
                         _ = tokio::time::sleep(Duration::from_millis(20)) => {}
@@ -54,15 +56,16 @@ fn task_server(cancelled: Arc<AtomicBool>) -> Server {
     server.add_tool(
         Tool::new("broken", "fails", json!({"type":"object"})).with_task_support(TaskSupport::Optional),
         |_, _| async {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            // Waits once first (a yield): a 2026-07-28 call becomes a task.
+            tokio::task::yield_now().await;
             Err(HandlerError::Protocol(ErrorObject::internal("backend down")))
         },
     );
     server.add_tool(
         Tool::new("ask", "asks", json!({"type":"object"})).with_task_support(TaskSupport::Optional),
         |_, ctx: Context| async move {
-            // A moment first: a 2026-07-28 call becomes a task before it asks.
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            // Waits once first (a yield): a 2026-07-28 call becomes a task before it asks.
+            tokio::task::yield_now().await;
             let form = ElicitParams {
                 mode: None,
                 message: "Your name?".into(),
@@ -102,19 +105,9 @@ fn created(outcome: CallToolOutcome) -> Task {
     }
 }
 
-async fn eventually(flag: &AtomicBool) -> bool {
-    for _ in 0..200 {
-        if flag.load(Ordering::SeqCst) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
-}
-
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_tasks_from_creation_to_result() {
-    let cancelled = Arc::new(AtomicBool::new(false));
+    let cancelled = Arc::new(Signal::default());
     let server = task_server(cancelled.clone());
     let session = connect(&client(ProtocolVersion::V2025_11_25, false), &server).await;
     assert!(session.server_offers_tool_tasks());
@@ -183,9 +176,9 @@ async fn legacy_tasks_from_creation_to_result() {
     assert!(e.is_unsupported(), "tasks/update is 2026-07-28 only: {e}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn older_revisions_have_no_tasks() {
-    let server = task_server(Arc::new(AtomicBool::new(false)));
+    let server = task_server(Arc::new(Signal::default()));
     let session = connect(&client(ProtocolVersion::V2025_06_18, true), &server).await;
     assert!(!session.server_offers_tool_tasks());
     match session.call_tool_as_task("must", Value::Null, None).await.unwrap() {
@@ -196,9 +189,9 @@ async fn older_revisions_have_no_tasks() {
     assert!(session.list_tasks(None).await.unwrap_err().is_unsupported());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_tasks_are_followed_transparently_or_by_hand() {
-    let cancelled = Arc::new(AtomicBool::new(false));
+    let cancelled = Arc::new(Signal::default());
     let server = task_server(cancelled.clone());
     let session: ClientSession = connect(&client(ProtocolVersion::V2026_07_28, true), &server).await;
     assert!(session.server_offers_tool_tasks());
@@ -231,9 +224,9 @@ async fn modern_tasks_are_followed_transparently_or_by_hand() {
     assert!(session.list_tasks(None).await.unwrap_err().is_unsupported());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_without_the_extension_and_the_bounded_wait() {
-    let server = task_server(Arc::new(AtomicBool::new(false)));
+    let server = task_server(Arc::new(Signal::default()));
     // A client that did not enable tasks gets plain results, and -32021 for a tool that
     // only runs as a task.
     let plain = connect(&client(ProtocolVersion::V2026_07_28, false), &server).await;
@@ -253,6 +246,10 @@ async fn modern_without_the_extension_and_the_bounded_wait() {
         .task_wait(Duration::from_millis(100))
         .build();
     let session = connect(&impatient, &server).await;
+    let started = tokio::time::Instant::now();
     let e = session.call_tool("count", json!({"steps": 500})).await.unwrap_err();
     assert!(e.is_timeout(), "{e}");
+    // On the paused clock: given up at the bound, not before, and long before the task's end.
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(100) && waited < Duration::from_secs(1), "gave up after {waited:?}");
 }

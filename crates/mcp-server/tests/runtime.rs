@@ -1,4 +1,8 @@
 //! In-memory client/server pair tests of the runtime's behaviour, in both eras.
+//!
+//! Everything here is in memory, so tests about time run on tokio's paused clock
+//! (`start_paused`): it moves only when every task waits, straight to the next timer, so
+//! timeouts fire at their exact virtual instant and no test waits on the wall clock.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -74,6 +78,25 @@ impl Peer {
             .await;
         self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
         r
+    }
+}
+
+/// On the paused clock: returns once every task has run as far as it can (the clock moves
+/// only when nothing is left to run), so whatever was in flight has been handled.
+async fn settle() {
+    let before = tokio::time::Instant::now();
+    tokio::task::yield_now().await;
+    assert_eq!(before, tokio::time::Instant::now(), "settle() needs the paused clock (start_paused = true)");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+/// Waits until `cond` holds, checking each time all tasks have settled; gives up after
+/// `WAIT` of (paused) time.
+async fn until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !cond() {
+        assert!(tokio::time::Instant::now() < deadline, "not within {WAIT:?}: {what}");
+        settle().await;
     }
 }
 
@@ -163,14 +186,21 @@ async fn undeclared_capabilities_are_method_not_found() {
     assert_eq!(r["error"]["code"], -32601, "listen is modern-only: {r}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_call_that_waits_does_not_hold_up_the_calls_behind_it() {
     // Requests run on the connection until they first wait: one that waits must be moved off
-    // it, so that the connection goes on reading and answering.
+    // it, so that the connection goes on reading and answering. `slow` waits until the test
+    // has the answer to `fast`: were it holding up the connection, that answer would never
+    // come.
     let server = Server::builder("s", "1").build();
-    server.add_tool(tool("slow"), |_, _| async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        Ok(CallToolResult::text("slow"))
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let opens = gate.clone();
+    server.add_tool(tool("slow"), move |_, _| {
+        let opens = opens.clone();
+        async move {
+            opens.notified().await;
+            Ok(CallToolResult::text("slow"))
+        }
     });
     server.add_tool(tool("fast"), |_, _| async { Ok(CallToolResult::text("fast")) });
     for version in ["2025-06-18", "2026-07-28"] {
@@ -189,6 +219,7 @@ async fn a_call_that_waits_does_not_hold_up_the_calls_behind_it() {
         peer.send(json!({"jsonrpc":"2.0","id":"f","method":"tools/call","params":params("fast")})).await;
         let first = peer.recv().await;
         assert_eq!((&first["id"], &first["result"]["content"][0]["text"]), (&json!("f"), &json!("fast")), "{version}");
+        gate.notify_one();
         let second = peer.recv().await;
         assert_eq!(
             (&second["id"], &second["result"]["content"][0]["text"]),
@@ -198,23 +229,26 @@ async fn a_call_that_waits_does_not_hold_up_the_calls_behind_it() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancellation_drops_the_handler_and_sends_no_response() {
     let server = Server::builder("s", "1").build();
     let finished = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(tokio::sync::Notify::new());
     struct OnDrop(Arc<AtomicBool>);
     impl Drop for OnDrop {
         fn drop(&mut self) {
             self.0.store(true, Ordering::SeqCst);
         }
     }
-    let (f, d) = (finished.clone(), dropped.clone());
+    const WORK: Duration = Duration::from_secs(30);
+    let (f, d, s) = (finished.clone(), dropped.clone(), started.clone());
     server.add_tool(tool("slow"), move |_, _| {
-        let (f, d) = (f.clone(), d.clone());
+        let (f, d, s) = (f.clone(), d.clone(), s.clone());
         async move {
             let _guard = OnDrop(d);
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            s.notify_one();
+            tokio::time::sleep(WORK).await;
             f.store(true, Ordering::SeqCst);
             Ok(CallToolResult::text("late"))
         }
@@ -230,15 +264,17 @@ async fn cancellation_drops_the_handler_and_sends_no_response() {
             json!({"name":"slow"})
         };
         peer.send(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":params})).await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::timeout(WAIT, started.notified()).await.expect("the handler started");
         peer.send(
             json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"test"}}),
         )
         .await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        until("the handler future was dropped", || dropped.load(Ordering::SeqCst)).await;
         assert!(dropped.load(Ordering::SeqCst), "{version}: the handler future was dropped");
         assert!(!finished.load(Ordering::SeqCst));
-        peer.expect_silence(Duration::from_millis(200)).await;
+        // No response, not even once the handler's work would have been done.
+        peer.expect_silence(WORK + Duration::from_secs(1)).await;
+        assert!(!finished.load(Ordering::SeqCst), "{version}: the dropped handler never ran on");
     }
 }
 
@@ -269,7 +305,7 @@ async fn legacy_logging_follows_set_level_and_modern_follows_meta() {
     assert_eq!(r["result"]["resultType"], "complete");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn resource_subscriptions_in_both_eras() {
     let server = Server::builder("s", "1").build();
     server.add_resource(Resource::new("test://r", "r"), |uri, _| async move {
@@ -303,7 +339,8 @@ async fn resource_subscriptions_in_both_eras() {
     assert_eq!(n["method"], "notifications/resources/updated");
     assert_eq!(n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
     modern_peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}})).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The cancellation has been handled, and the stream ended, once every task is idle.
+    settle().await;
     server.notify_resource_updated("test://r");
     modern_peer.expect_silence(Duration::from_millis(100)).await;
     // The removed legacy methods are unknown to a modern request.
@@ -311,9 +348,10 @@ async fn resource_subscriptions_in_both_eras() {
     assert_eq!(r["error"]["code"], -32601);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_sampling_is_a_real_request_and_times_out() {
-    let server = Server::builder("s", "1").request_timeout(Duration::from_millis(300)).build();
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    let server = Server::builder("s", "1").request_timeout(TIMEOUT).build();
     server.add_tool(tool("ask"), |_, ctx: Context| async move {
         let reply = ctx
             .sample(
@@ -339,7 +377,11 @@ async fn legacy_sampling_is_a_real_request_and_times_out() {
     // the tool reports an error; a late answer is ignored.
     peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}})).await;
     let req = peer.recv().await;
+    // The clock stands still while anything runs: the request was sent at `asked`.
+    let asked = tokio::time::Instant::now();
+    peer.expect_silence(TIMEOUT - Duration::from_millis(1)).await;
     let cancelled = peer.recv().await;
+    assert!(asked.elapsed() >= TIMEOUT, "given up after {:?}, before the timeout", asked.elapsed());
     assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
     assert_eq!(cancelled["params"]["requestId"], req["id"], "{cancelled}");
     let r = peer.recv().await;

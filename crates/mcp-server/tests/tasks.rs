@@ -2,6 +2,11 @@
 //! `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`) and the
 //! 2026-07-28 `io.modelcontextprotocol/tasks` extension (`resultType: "task"`, polling
 //! `tasks/get`, `tasks/update`, `tasks/cancel`).
+//!
+//! Every test runs on tokio's paused clock (`start_paused`): the clock moves only when every
+//! task waits, straight to the next timer, so handlers' work, poll intervals and ttls take no
+//! wall-clock time and fire in a fixed order. The one exception is the task store's expiry,
+//! which reads the wall clock (`SystemTime`); see `tasks_expire_with_their_ttl_and_end_with_the_session`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -100,15 +105,49 @@ impl Peer {
 
     /// Polls `tasks/get` until the task is terminal.
     async fn poll_terminal(&mut self, params: impl Fn(&str) -> Value, task_id: &str) -> Value {
+        self.poll_until(params, task_id, "finished", |r| {
+            let status = r["result"]["status"].as_str().unwrap_or_else(|| panic!("tasks/get failed: {r}"));
+            matches!(status, "completed" | "failed" | "cancelled")
+        })
+        .await
+    }
+
+    /// Polls `tasks/get` (every 20 ms of paused time, at most 200 times) until `done` accepts
+    /// the answer, and returns it.
+    async fn poll_until(
+        &mut self,
+        params: impl Fn(&str) -> Value,
+        task_id: &str,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
         for _ in 0..200 {
             let r = self.call("tasks/get", params(task_id)).await;
-            let status = r["result"]["status"].as_str().unwrap_or_else(|| panic!("tasks/get failed: {r}"));
-            if matches!(status, "completed" | "failed" | "cancelled") {
+            if done(&r) {
                 return r;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        panic!("task {task_id} never finished");
+        panic!("task {task_id} never {what}");
+    }
+}
+
+/// On the paused clock: returns once every task has run as far as it can (the clock moves
+/// only when nothing is left to run), so whatever was in flight has been handled.
+async fn settle() {
+    let before = tokio::time::Instant::now();
+    tokio::task::yield_now().await;
+    assert_eq!(before, tokio::time::Instant::now(), "settle() needs the paused clock (start_paused = true)");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
+/// Waits until `cond` holds, checking each time all tasks have settled; gives up after
+/// `WAIT` of (paused) time.
+async fn until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !cond() {
+        assert!(tokio::time::Instant::now() < deadline, "not within {WAIT:?}: {what}");
+        settle().await;
     }
 }
 
@@ -140,8 +179,9 @@ impl Flag {
 /// A server with tasks on: `count` (optional; `steps` × 20 ms with progress; records that it
 /// saw a cancellation in `cancelled`), `must` (required, answers at once), `never`
 /// (forbidden), `broken` (a protocol error), `oops` (a tool error), `ask` (optional; asks
-/// the user's name), `intake` (required; asks the name at once, then works a while). All but
-/// `must`, `never` and `intake` wait a moment first, so that 2026-07-28 calls become tasks.
+/// the user's name), `intake` (required; asks the name at once, then waits once more). All
+/// but `must`, `never` and `intake` wait once first (a yield: the first poll is pending,
+/// however soon it would end), so that 2026-07-28 calls become tasks.
 fn server(config: TaskConfig, cancelled: &Flag) -> Server {
     let server = Server::builder("s", "1").page_size(2).tasks(config).build();
     let seen = cancelled.0.clone();
@@ -178,21 +218,21 @@ fn server(config: TaskConfig, cancelled: &Flag) -> Server {
     server.add_tool(
         Tool::new("broken", "fails", json!({"type":"object"})).with_task_support(TaskSupport::Optional),
         |_, _| async {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::task::yield_now().await;
             Err(HandlerError::Protocol(ErrorObject::internal("backend down")))
         },
     );
     server.add_tool(
         Tool::new("oops", "tool error", json!({"type":"object"})).with_task_support(TaskSupport::Optional),
         |_, _| async {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::task::yield_now().await;
             Err(HandlerError::tool("bad input"))
         },
     );
     server.add_tool(
         Tool::new("ask", "asks", json!({"type":"object"})).with_task_support(TaskSupport::Optional),
         |_, ctx: Context| async move {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::task::yield_now().await;
             let form = ElicitParams {
                 mode: None,
                 message: "name?".into(),
@@ -211,7 +251,7 @@ fn server(config: TaskConfig, cancelled: &Flag) -> Server {
         Tool::new("intake", "asks, then works", json!({"type":"object"})).with_task_support(TaskSupport::Required),
         |_, ctx: Context| async move {
             let answer = ctx.elicit_as("user_name", name_form()).await?;
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::task::yield_now().await;
             let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();
             Ok(CallToolResult::text(format!("processed {}", name.as_str().unwrap_or("?"))))
         },
@@ -243,7 +283,7 @@ fn id_params(id: &str) -> Value {
     json!({"taskId": id})
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_task_runs_in_the_background_with_progress_and_notifications() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -291,7 +331,7 @@ async fn legacy_task_runs_in_the_background_with_progress_and_notifications() {
     assert_eq!(got["result"]["statusMessage"], Value::Null, "the finish clears the progress message");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_task_modes_and_errors() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -343,7 +383,7 @@ async fn legacy_task_modes_and_errors() {
     assert!(tools["result"]["tools"][0].get("execution").is_none());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_cancel_reaches_the_handler() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -351,19 +391,16 @@ async fn legacy_cancel_reaches_the_handler() {
     peer.initialize("2025-11-25").await;
     let created = peer.call("tools/call", json!({"name":"count","arguments":{"steps":500},"task":{}})).await;
     let id = task_id(&created);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The handler is under way: it has done its first step.
+    peer.poll_until(id_params, &id, "reached its first step", |r| r["result"]["statusMessage"] == "step 1").await;
     let r = peer.call("tasks/cancel", id_params(&id)).await;
     assert_eq!(r["result"]["status"], "cancelled", "the answer shows the task cancelled: {r}");
     assert_eq!(r["result"]["taskId"], json!(id));
     peer.status_note(&id, "cancelled").await;
-    for _ in 0..100 {
-        if cancelled.get() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the handler saw its cancellation token fire", || cancelled.get()).await;
     assert!(cancelled.get(), "the handler saw its cancellation token fire");
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The handler has returned and its outcome was offered to the store.
+    until("the task's runner ended", || server.running_tasks() == 0).await;
     let got = peer.call("tasks/get", id_params(&id)).await;
     assert_eq!(got["result"]["status"], "cancelled", "stays cancelled even though the handler returned");
     let r = peer.call("tasks/result", id_params(&id)).await;
@@ -371,7 +408,7 @@ async fn legacy_cancel_reaches_the_handler() {
     assert_eq!(server.running_tasks(), 0);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_list_pages_and_is_per_session() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -414,7 +451,7 @@ async fn legacy_list_pages_and_is_per_session() {
     assert_eq!(other.call("tasks/list", json!({"cursor": cursor})).await["error"]["code"], -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_task_asks_the_client_with_real_requests() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -431,22 +468,41 @@ async fn legacy_task_asks_the_client_with_real_requests() {
     assert_eq!(result["result"]["content"][0]["text"], "hello Ada");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn tasks_expire_with_their_ttl_and_end_with_the_session() {
+    const TTL: Duration = Duration::from_millis(150);
     let cancelled = Flag::new();
-    let server = server(TaskConfig { max_ttl: Duration::from_millis(150), ..TaskConfig::default() }, &cancelled);
+    let server = server(TaskConfig { max_ttl: TTL, ..TaskConfig::default() }, &cancelled);
     let mut peer = Peer::start(&server);
     peer.initialize("2025-11-25").await;
     let created = peer.call("tools/call", json!({"name":"must","task":{"ttl":3_600_000}})).await;
     assert_eq!(created["result"]["task"]["ttl"], 150, "the ttl is capped: {created}");
     let id = task_id(&created);
+    // No earlier than this (paused clock) does the long task's ttl start to run.
+    let before_long = tokio::time::Instant::now();
     let long = task_id(&peer.call("tools/call", json!({"name":"count","arguments":{"steps":500},"task":{}})).await);
+    // Both tasks were stored (their creation time read from the wall clock) by now.
+    let both_created = std::time::SystemTime::now();
     assert_eq!(peer.call("tasks/get", id_params(&id)).await["result"]["taskId"], json!(id));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // The running handler's ttl is timed by the runtime (tokio): on the paused clock it fires
+    // neither a moment early nor late.
+    tokio::time::sleep_until(before_long + TTL - Duration::from_millis(1)).await;
+    assert!(!cancelled.get(), "stopped before its ttl elapsed");
+    assert_eq!(server.running_tasks(), 1, "the long task still runs just before its ttl");
+    until("a running handler stops when its task's ttl elapses", || cancelled.get()).await;
+    assert!(before_long.elapsed() >= TTL, "stopped after {:?}", before_long.elapsed());
+    assert!(cancelled.get(), "a running handler stops when its task's ttl elapses");
+    until("the expired task's runner ended", || server.running_tasks() == 0).await;
+
+    // The store forgets a task by the wall clock (`SystemTime`, which the paused clock does
+    // not move): that part can only be waited for in real time. (A blocking task also keeps
+    // the paused clock from moving meanwhile.)
+    let left = (both_created + TTL).duration_since(std::time::SystemTime::now()).unwrap_or_default();
+    tokio::task::spawn_blocking(move || std::thread::sleep(left)).await.unwrap();
     let r = peer.call("tasks/get", id_params(&id)).await;
     assert_eq!(r["error"]["code"], -32602, "expired: {r}");
     assert_eq!(peer.call("tasks/get", id_params(&long)).await["error"]["code"], -32602);
-    assert!(cancelled.get(), "a running handler stops when its task's ttl elapses");
     assert_eq!(peer.call("tasks/list", json!({})).await["result"]["tasks"], json!([]));
 
     // A session's running tasks stop when the connection ends.
@@ -457,16 +513,11 @@ async fn tasks_expire_with_their_ttl_and_end_with_the_session() {
     peer.call("tools/call", json!({"name":"count","arguments":{"steps":500},"task":{}})).await;
     assert_eq!(server.running_tasks(), 1);
     drop(peer);
-    for _ in 0..100 {
-        if server.running_tasks() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the session's task stopped", || server.running_tasks() == 0).await;
     assert!(cancelled.get() && server.running_tasks() == 0, "the handler was cancelled with its session");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_extension_tasks_poll_to_their_result() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -525,7 +576,7 @@ async fn modern_extension_tasks_poll_to_their_result() {
     assert_eq!(got["result"]["result"]["content"][0]["text"], "done");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_questions_before_the_task_are_multi_round() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -546,7 +597,7 @@ async fn modern_questions_before_the_task_are_multi_round() {
     assert_eq!(done["result"]["result"]["content"][0]["text"], "processed Lin");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_cancel_is_an_acknowledgement_and_reaches_the_handler() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -557,12 +608,7 @@ async fn modern_cancel_is_an_acknowledgement_and_reaches_the_handler() {
     assert_eq!(r["result"], json!({"resultType": "complete", "_meta": r["result"]["_meta"]}), "{r}");
     let done = peer.poll_terminal(|id| modern(id_params(id), true), &id).await;
     assert_eq!(done["result"]["status"], "cancelled");
-    for _ in 0..100 {
-        if cancelled.get() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the handler saw the cancellation", || cancelled.get()).await;
     assert!(cancelled.get());
     let again = peer.call("tasks/cancel", modern(id_params(&id), true)).await;
     assert!(again.get("result").is_some(), "cancelling a finished task is still acknowledged: {again}");
@@ -570,7 +616,7 @@ async fn modern_cancel_is_an_acknowledgement_and_reaches_the_handler() {
     assert_eq!(r["error"]["code"], -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_input_goes_through_get_and_update() {
     let cancelled = Flag::new();
     let server = server(TaskConfig::default(), &cancelled);
@@ -631,7 +677,7 @@ async fn modern_input_goes_through_get_and_update() {
     assert!(stateless(&server, "tasks/update", modern(late, true)).await.get("result").is_some());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn tasks_off_means_no_capability_and_no_methods() {
     let server = Server::builder("s", "1").build();
     server.add_tool(
@@ -649,7 +695,7 @@ async fn tasks_off_means_no_capability_and_no_methods() {
     assert_eq!(r["error"]["code"], -32601);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn instances_sharing_a_store_serve_each_others_tasks() {
     let store: Arc<dyn mcp_server::TaskStore> = Arc::new(mcp_server::InMemoryTaskStore::new(100));
     let config = TaskConfig { poll_interval: Duration::from_millis(20), ..TaskConfig::default() };
@@ -687,12 +733,7 @@ async fn instances_sharing_a_store_serve_each_others_tasks() {
     let id = task_id(&on_a.call("tools/call", modern(json!({"name":"count","arguments":{"steps":500}}), true)).await);
     let r = on_b.call("tasks/cancel", modern(id_params(&id), true)).await;
     assert!(r.get("result").is_some(), "{r}");
-    for _ in 0..200 {
-        if seen_a.get() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the handler on the creating instance saw the cancellation", || seen_a.get()).await;
     assert!(seen_a.get() && !seen_b.get(), "the handler on the creating instance saw the cancellation");
     assert_eq!(on_a.call("tasks/get", modern(id_params(&id), true)).await["result"]["status"], "cancelled");
 }

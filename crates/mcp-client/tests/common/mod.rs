@@ -16,16 +16,62 @@ use mcp_protocol::types::{
 use mcp_server::{Context, HandlerError, Server};
 use mcp_transport::{memory, Connection};
 use serde_json::{json, Value};
+use tokio::sync::Notify;
 
 pub const WAIT: Duration = Duration::from_secs(5);
 
-/// Sets a flag when dropped (a handler future that was dropped by cancellation).
-pub struct OnDrop(pub Arc<AtomicBool>);
+/// A flag that can be waited for: raised by the code under test, awaited by the test.
+#[derive(Default)]
+pub struct Signal {
+    raised: AtomicBool,
+    notify: Notify,
+}
+
+impl Signal {
+    pub fn raise(&self) {
+        self.raised.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the signal is raised, at most `WAIT`; whether it was.
+    pub async fn wait(&self) -> bool {
+        let raised = async {
+            loop {
+                let notified = self.notify.notified();
+                tokio::pin!(notified);
+                // Registered before the check, so a raise in between is not missed.
+                notified.as_mut().enable();
+                if self.is_raised() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(WAIT, raised).await.is_ok()
+    }
+}
+
+/// Raises a signal when dropped (a handler future that was dropped by cancellation).
+pub struct OnDrop(pub Arc<Signal>);
 
 impl Drop for OnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.raise();
     }
+}
+
+/// On the paused clock (`start_paused = true`): returns once every task has run as far as it
+/// can (the clock moves only when nothing is left to run), so whatever was in flight has
+/// arrived.
+pub async fn settle() {
+    let before = tokio::time::Instant::now();
+    tokio::task::yield_now().await;
+    assert_eq!(before, tokio::time::Instant::now(), "settle() needs the paused clock (start_paused = true)");
+    tokio::time::sleep(Duration::from_millis(1)).await;
 }
 
 fn tool(name: &str) -> Tool {
@@ -36,7 +82,7 @@ fn tool(name: &str) -> Tool {
 #[derive(Default, Clone)]
 pub struct Probes {
     /// The `slow` tool's future was dropped.
-    pub slow_dropped: Arc<AtomicBool>,
+    pub slow_dropped: Arc<Signal>,
     /// The `slow` tool ran to the end.
     pub slow_finished: Arc<AtomicBool>,
 }
@@ -331,14 +377,7 @@ pub fn discover_result() -> Value {
     })
 }
 
-/// Waits until `flag` is set, at most `WAIT`.
-pub async fn eventually(flag: &AtomicBool) -> bool {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while tokio::time::Instant::now() < deadline {
-        if flag.load(Ordering::SeqCst) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
+/// Waits until `signal` is raised, at most `WAIT`.
+pub async fn eventually(signal: &Signal) -> bool {
+    signal.wait().await
 }
