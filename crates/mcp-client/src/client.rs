@@ -15,8 +15,8 @@ use mcp_transport::Connection;
 use serde_json::{json, Value};
 
 use crate::error::ClientError;
-use crate::notification::ServerNotification;
 use crate::session::ClientSession;
+use mcp_protocol::message::ServerNotification;
 
 /// What a handler returns: its result, or the JSON-RPC error to answer with.
 pub type HandlerFuture<T> = BoxFuture<'static, Result<T, ErrorObject>>;
@@ -100,15 +100,6 @@ impl Config {
                 .then(|| object(json!({ mcp_protocol::types::TASKS_EXTENSION: {} }))),
             ..ClientCapabilities::default()
         }
-    }
-
-    /// The client's info as revision `version` writes it.
-    pub(crate) fn info_value(&self, version: ProtocolVersion) -> Value {
-        let mut value = serde_json::to_value(&self.info).unwrap_or(Value::Null);
-        if let Value::Object(o) = &mut value {
-            mcp_protocol::codec::shape_implementation(o, version);
-        }
-        value
     }
 }
 

@@ -43,12 +43,11 @@
 
 mod calls;
 mod client;
+mod driver;
 mod error;
 mod listen;
 mod mrtr;
-mod notification;
 mod session;
-mod shared;
 mod tasks;
 
 pub use client::{
@@ -56,8 +55,8 @@ pub use client::{
 };
 pub use error::ClientError;
 pub use listen::ListenStream;
+pub use mcp_protocol::message::ServerNotification;
 pub use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
 pub use mcp_transport::child::ChildCommand;
-pub use notification::ServerNotification;
 pub use session::ClientSession;
 pub use tasks::CallToolOutcome;

@@ -5,18 +5,18 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use mcp_protocol::jsonrpc;
+use mcp_protocol::engine::Failure;
+use mcp_protocol::message::{ClientRequest, ServerNotification};
 use mcp_protocol::types::{ListenParams, SubscriptionFilter};
-use mcp_protocol::{Era, RequestId};
+use mcp_protocol::{Era, Method, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::driver::{Shared, LISTEN_CAPACITY};
 use crate::error::ClientError;
-use crate::notification::ServerNotification;
 use crate::session::ClientSession;
-use crate::shared::{with_meta, Outcome, Shared, LISTEN_CAPACITY};
 
-const METHOD: &str = "subscriptions/listen";
+const METHOD: &str = Method::Listen.as_str();
 
 /// The notifications of one `subscriptions/listen` request: list changes and resource
 /// updates, as the server acknowledged them. Ends (`None`) when the server ends the
@@ -86,12 +86,14 @@ impl ClientSession {
         if self.era() != Era::Modern {
             return Err(ClientError::Unsupported { method: METHOD.to_owned(), version });
         }
-        let params = serde_json::to_value(ListenParams { notifications: filter })
-            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
-        let params = with_meta(Some(params), self.request_meta(version, None))?.unwrap_or(Value::Null);
-        let (id, mut end) = shared.open_request(METHOD)?;
         let (tx, rx) = mpsc::channel(LISTEN_CAPACITY);
-        shared.listens.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
+        let request = ClientRequest::Listen(ListenParams { notifications: filter });
+        // The stream is routed before the request goes out: its acknowledgement finds it.
+        let (id, mut end) = shared
+            .open_request(&request, |id| {
+                shared.listens.lock().insert(id.clone(), tx);
+            })
+            .await?;
         let mut stream = ListenStream {
             shared: shared.clone(),
             id: id.clone(),
@@ -99,7 +101,6 @@ impl ClientSession {
             honoured: SubscriptionFilter::default(),
             first: None,
         };
-        shared.send(jsonrpc::encode_request(&id, METHOD, Some(&params))).await?;
         let timeout = self.timeout();
         let first = tokio::time::timeout(timeout, async {
             // The acknowledgement, when it came, was routed before any final response:
@@ -111,14 +112,12 @@ impl ClientSession {
             }
         })
         .await;
-        let ended = |outcome: Result<Outcome, _>| match outcome {
-            Ok(Outcome::Response(Err(error))) => ClientError::Protocol { method: METHOD.to_owned(), error },
-            Ok(Outcome::Response(Ok(_))) => {
-                ClientError::decode(METHOD, "the subscription ended before it was acknowledged")
-            }
-            Ok(Outcome::Malformed(detail)) => ClientError::decode(METHOD, detail),
-            Ok(Outcome::TimedOut) => ClientError::Timeout { method: METHOD.to_owned(), timeout },
-            Ok(Outcome::Closed) | Err(_) => ClientError::Closed,
+        let ended = |outcome: Result<Result<Value, Failure>, _>| match outcome {
+            Ok(Err(Failure::Error(error))) => ClientError::Protocol { method: METHOD.to_owned(), error },
+            Ok(Ok(_)) => ClientError::decode(METHOD, "the subscription ended before it was acknowledged"),
+            Ok(Err(Failure::Malformed(detail))) => ClientError::decode(METHOD, detail),
+            Ok(Err(Failure::TimedOut)) => ClientError::Timeout { method: METHOD.to_owned(), timeout },
+            Ok(Err(Failure::Closed)) | Err(_) => ClientError::Closed,
         };
         match first {
             Err(_) => Err(ClientError::Timeout { method: METHOD.to_owned(), timeout }),
@@ -135,7 +134,7 @@ impl ClientSession {
             // The channel closed: the request ended; its outcome says how.
             Ok(Ok(None)) => {
                 let outcome = tokio::time::timeout(std::time::Duration::from_secs(1), end).await;
-                Err(ended(outcome.unwrap_or(Ok(Outcome::Closed))))
+                Err(ended(outcome.unwrap_or(Ok(Err(Failure::Closed)))))
             }
             Ok(Err(outcome)) => Err(ended(outcome)),
         }

@@ -18,15 +18,18 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use mcp_protocol::message::{ClientRequest, ServerRequest};
 use mcp_protocol::types::{
-    CallToolResult, CreateTaskResult, JsonObject, ListTasksResult, Task, TaskMetadata, TaskStatus,
+    CallToolResult, CreateTaskResult, JsonObject, ListTasksResult, PaginatedParams, Task, TaskIdParams, TaskMetadata,
+    TaskStatus, UpdateTaskParams,
 };
-use mcp_protocol::{Era, ProtocolVersion};
-use serde_json::{json, Value};
+use mcp_protocol::{Era, Method, ProtocolVersion};
+use serde::Deserialize;
+use serde_json::Value;
 
+use crate::driver::answer_input;
 use crate::error::ClientError;
 use crate::session::{decode, ClientSession};
-use crate::shared::answer_input;
 
 /// The shortest and longest pause between two polls of a task, whatever the server says.
 const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(5));
@@ -50,17 +53,17 @@ pub(crate) fn is_task_result(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("task")
 }
 
-fn task_params(task_id: &str) -> Option<Value> {
-    Some(json!({ "taskId": task_id }))
+fn task(task_id: &str) -> TaskIdParams {
+    TaskIdParams { task_id: task_id.to_owned() }
 }
 
 impl ClientSession {
-    fn tasks_available(&self, method: &str) -> Result<(), ClientError> {
+    fn tasks_available(&self, method: Method) -> Result<(), ClientError> {
         let version = self.protocol_version();
         if version == ProtocolVersion::V2025_11_25 || version.is_modern() {
             Ok(())
         } else {
-            Err(ClientError::Unsupported { method: method.to_owned(), version })
+            Err(ClientError::Unsupported { method: method.as_str().to_owned(), version })
         }
     }
 
@@ -100,43 +103,37 @@ impl ClientSession {
         arguments: Value,
         ttl: Option<Duration>,
     ) -> Result<CallToolOutcome, ClientError> {
-        let mut params = json!({ "name": name.into() });
-        match arguments {
-            Value::Null => {}
-            Value::Object(args) => params["arguments"] = Value::Object(args),
-            other => {
-                return Err(ClientError::InvalidArguments(format!("tool arguments must be a JSON object, not {other}")))
-            }
-        }
+        let mut params = crate::calls::call_params(name.into(), arguments)?;
         let legacy_task = self.era() == Era::Legacy && self.server_offers_tool_tasks();
         if legacy_task {
-            let task = TaskMetadata { ttl: ttl.map(|d| d.as_millis() as u64) };
-            params["task"] = serde_json::to_value(task).unwrap_or_default();
+            params.task = Some(TaskMetadata { ttl: ttl.map(|d| d.as_millis() as u64) });
         }
-        let result = self.call_with_input_value("tools/call", params).await?;
+        let result = self.call_with_input_value(&ClientRequest::CallTool(params)).await?;
         let created = is_task_result(&result) || (legacy_task && result.get("task").is_some_and(Value::is_object));
+        let method = Method::CallTool.as_str();
         if created {
-            let created: CreateTaskResult = decode("tools/call", result)?;
+            let created: CreateTaskResult = decode(method, result)?;
             return Ok(CallToolOutcome::Task(created.task));
         }
-        Ok(CallToolOutcome::Result(decode("tools/call", result)?))
+        Ok(CallToolOutcome::Result(decode(method, result)?))
     }
 
     /// The end of a `tools/call` that may have become a task: its result either way.
     pub(crate) async fn finish_tool_call(&self, result: Value) -> Result<CallToolResult, ClientError> {
+        let method = Method::CallTool.as_str();
         if self.era() == Era::Modern && is_task_result(&result) {
-            let created: CreateTaskResult = decode("tools/call", result)?;
+            let created: CreateTaskResult = decode(method, result)?;
             return self.task_result(&created.task.task_id).await;
         }
-        decode("tools/call", result)
+        decode(method, result)
     }
 
     /// A task's state (`tasks/get`). In 2026-07-28 it carries the outcome of a finished task
     /// ([`Task::result`], [`Task::error`]) and the questions of an `input_required` one
     /// ([`Task::input_requests`]).
     pub async fn get_task(&self, task_id: &str) -> Result<Task, ClientError> {
-        self.tasks_available("tasks/get")?;
-        self.call("tasks/get", task_params(task_id)).await
+        self.tasks_available(Method::GetTask)?;
+        self.call(&ClientRequest::GetTask(task(task_id))).await
     }
 
     /// Polls a task until it is terminal, at the interval the server suggests (bounded to
@@ -148,7 +145,7 @@ impl ClientSession {
         let wait = self.shared().config.task_wait;
         match tokio::time::timeout(wait, self.poll_task(task_id)).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(ClientError::Timeout { method: "tasks/get".into(), timeout: wait }),
+            Err(_) => Err(ClientError::Timeout { method: Method::GetTask.as_str().into(), timeout: wait }),
         }
     }
 
@@ -175,19 +172,13 @@ impl ClientSession {
             if answered.contains(key) {
                 continue;
             }
-            let method = request
-                .get("method")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ClientError::decode("tasks/get", format!("input request {key:?} has no method")))?;
-            if !matches!(method, "sampling/createMessage" | "elicitation/create" | "roots/list") {
-                return Err(ClientError::Handler {
-                    method: method.to_owned(),
-                    error: mcp_protocol::ErrorObject::method_not_found(method),
-                });
-            }
-            let answer = answer_input(config, method, request.get("params").cloned())
+            let question = ServerRequest::deserialize(request)
+                .map_err(|e| ClientError::decode(Method::GetTask.as_str(), format!("input request {key:?}: {e}")))?;
+            let method = question.method().as_str();
+            let answer = answer_input(config, &question)
                 .await
                 .map_err(|error| ClientError::Handler { method: method.to_owned(), error })?;
+            let answer = serde_json::to_value(answer).map_err(|e| ClientError::decode(method, e))?;
             responses.insert(key.clone(), answer);
         }
         if responses.is_empty() {
@@ -202,26 +193,18 @@ impl ClientSession {
     /// Answers questions of an `input_required` task (`tasks/update`, 2026-07-28), by the
     /// keys of its [`Task::input_requests`].
     pub async fn update_task(&self, task_id: &str, input_responses: JsonObject) -> Result<(), ClientError> {
-        self.require_modern("tasks/update")?;
-        let params = json!({ "taskId": task_id, "inputResponses": input_responses });
-        let _: Value = self.call("tasks/update", Some(params)).await?;
+        self.require_era(Method::UpdateTask, Era::Modern)?;
+        let params = UpdateTaskParams { task_id: task_id.to_owned(), input_responses };
+        let _: Value = self.call(&ClientRequest::UpdateTask(params)).await?;
         Ok(())
     }
 
-    fn require_modern(&self, method: &str) -> Result<(), ClientError> {
-        if self.era() == Era::Modern {
-            Ok(())
-        } else {
-            Err(ClientError::Unsupported { method: method.to_owned(), version: self.protocol_version() })
-        }
-    }
-
-    fn require_legacy_tasks(&self, method: &str) -> Result<(), ClientError> {
+    fn require_legacy_tasks(&self, method: Method) -> Result<(), ClientError> {
         let version = self.protocol_version();
         if version == ProtocolVersion::V2025_11_25 {
             Ok(())
         } else {
-            Err(ClientError::Unsupported { method: method.to_owned(), version })
+            Err(ClientError::Unsupported { method: method.as_str().to_owned(), version })
         }
     }
 
@@ -231,33 +214,34 @@ impl ClientSession {
     /// failed with a JSON-RPC error is [`ClientError::Protocol`] with that error; a cancelled
     /// one is [`ClientError::Task`].
     pub async fn task_result(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
-        self.tasks_available("tasks/result")?;
+        self.tasks_available(Method::TaskResult)?;
         if self.era() == Era::Legacy {
             let wait = self.options.timeout.unwrap_or(self.shared().config.task_wait);
-            return self.with_timeout(wait).call("tasks/result", task_params(task_id)).await;
+            return self.with_timeout(wait).call(&ClientRequest::TaskResult(task(task_id))).await;
         }
         let task = self.wait_for_task(task_id).await?;
+        let method = Method::CallTool.as_str();
         match (task.status, task.result, task.error) {
-            (TaskStatus::Completed, Some(result), _) => decode("tools/call", result),
-            (TaskStatus::Failed, _, Some(error)) => Err(ClientError::Protocol { method: "tools/call".into(), error }),
+            (TaskStatus::Completed, Some(result), _) => decode(method, result),
+            (TaskStatus::Failed, _, Some(error)) => Err(ClientError::Protocol { method: method.into(), error }),
             (status, _, _) => Err(ClientError::Task { task_id: task.task_id, status, message: task.status_message }),
         }
     }
 
     /// One page of this session's tasks (`tasks/list`, 2025-11-25; `None` for the first).
     pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, ClientError> {
-        self.require_legacy_tasks("tasks/list")?;
-        self.call("tasks/list", cursor.map(|c| json!({ "cursor": c }))).await
+        self.require_legacy_tasks(Method::ListTasks)?;
+        self.call(&ClientRequest::ListTasks(PaginatedParams { cursor })).await
     }
 
     /// Cancels a task (`tasks/cancel`). 2025-11-25 answers with the cancelled task (and
     /// refuses, `-32602`, a task that already ended); 2026-07-28 only acknowledges
     /// (cancellation is cooperative there): `None`.
     pub async fn cancel_task(&self, task_id: &str) -> Result<Option<Task>, ClientError> {
-        self.tasks_available("tasks/cancel")?;
-        let result: Value = self.call("tasks/cancel", task_params(task_id)).await?;
+        self.tasks_available(Method::CancelTask)?;
+        let result: Value = self.call(&ClientRequest::CancelTask(task(task_id))).await?;
         if result.get("taskId").is_some() {
-            return decode("tasks/cancel", result).map(Some);
+            return decode(Method::CancelTask.as_str(), result).map(Some);
         }
         Ok(None)
     }

@@ -78,17 +78,6 @@ impl<'de> Deserialize<'de> for RequestId {
     }
 }
 
-/// A request: it expects a response with the same id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    /// The id the response must carry.
-    pub id: RequestId,
-    /// The method name.
-    pub method: String,
-    /// The parameters, if any (an object in MCP).
-    pub params: Option<Value>,
-}
-
 /// A notification: no id, no response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
@@ -107,17 +96,6 @@ pub struct Response {
     pub outcome: Result<Value, ErrorObject>,
 }
 
-/// Any single JSON-RPC message.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    /// A request.
-    Request(Request),
-    /// A notification.
-    Notification(Notification),
-    /// A response (result or error).
-    Response(Response),
-}
-
 /// Why a JSON value is not a valid JSON-RPC message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidMessage {
@@ -125,15 +103,6 @@ pub struct InvalidMessage {
     pub id: Option<RequestId>,
     /// The error to answer with (`-32600`).
     pub error: ErrorObject,
-}
-
-/// A decoded frame: one message, or a batch (an array) of them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
-    /// A single message.
-    Single(Message),
-    /// A JSON array of messages; each element decoded on its own.
-    Batch(Vec<Result<Message, InvalidMessage>>),
 }
 
 /// Why a frame could not be decoded at all.
@@ -314,36 +283,6 @@ pub fn decode_raw(text: &str) -> Result<RawIncoming<'_>, DecodeError> {
     classify_raw(raw).map(RawIncoming::Single).map_err(DecodeError::Invalid)
 }
 
-fn params_value(params: Option<&RawValue>) -> Option<Value> {
-    // The params were checked to be an object or an array, which always read as a value.
-    params.map(|p| serde_json::from_str(p.get()).unwrap_or(Value::Null))
-}
-
-impl RawMessage<'_> {
-    /// The message with its params read as JSON values.
-    pub fn into_message(self) -> Message {
-        match self {
-            Self::Request { id, method, params } => {
-                Message::Request(Request { id, method, params: params_value(params) })
-            }
-            Self::Notification { method, params } => {
-                Message::Notification(Notification { method, params: params_value(params) })
-            }
-            Self::Response(r) => Message::Response(r),
-        }
-    }
-}
-
-/// Decodes one frame (one line on stdio, one HTTP body), params read as JSON values.
-pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
-    Ok(match decode_raw(text)? {
-        RawIncoming::Single(m) => Incoming::Single(m.into_message()),
-        RawIncoming::Batch(items) => {
-            Incoming::Batch(items.into_iter().map(|i| i.map(RawMessage::into_message)).collect())
-        }
-    })
-}
-
 #[derive(Serialize)]
 struct WireRequest<'a> {
     jsonrpc: &'static str,
@@ -380,32 +319,6 @@ fn to_string<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-impl Message {
-    /// Encodes the message as one line of JSON (no trailing newline, no embedded newlines).
-    pub fn encode(&self) -> String {
-        match self {
-            Message::Request(r) => encode_request(&r.id, &r.method, r.params.as_ref()),
-            Message::Notification(n) => encode_notification(&n.method, n.params.as_ref()),
-            Message::Response(r) => match &r.outcome {
-                Ok(v) => match &r.id {
-                    Some(id) => encode_result(id, v),
-                    None => encode_error(None, &ErrorObject::internal("result without id")),
-                },
-                Err(e) => encode_error(r.id.as_ref(), e),
-            },
-        }
-    }
-
-    /// The method, for requests and notifications.
-    pub fn method(&self) -> Option<&str> {
-        match self {
-            Message::Request(r) => Some(&r.method),
-            Message::Notification(n) => Some(&n.method),
-            Message::Response(_) => None,
-        }
-    }
-}
-
 /// Encodes a request.
 pub fn encode_request(id: &RequestId, method: &str, params: Option<&Value>) -> String {
     to_string(&WireRequest { jsonrpc: "2.0", id, method, params })
@@ -437,40 +350,41 @@ mod tests {
     use super::*;
     use crate::error::*;
 
-    fn single(s: &str) -> Message {
-        match decode(s) {
-            Ok(Incoming::Single(m)) => m,
+    fn single(s: &str) -> RawMessage<'_> {
+        match decode_raw(s) {
+            Ok(RawIncoming::Single(m)) => m,
             other => panic!("{s}: {other:?}"),
         }
     }
 
     fn invalid_code(s: &str) -> (i64, Option<RequestId>) {
-        match decode(s) {
+        match decode_raw(s) {
             Err(e) => (e.error().code, e.id().cloned()),
-            Ok(Incoming::Single(m)) => panic!("{s} decoded as {m:?}"),
-            Ok(Incoming::Batch(b)) => panic!("{s} decoded as batch {b:?}"),
+            Ok(RawIncoming::Single(m)) => panic!("{s} decoded as {m:?}"),
+            Ok(RawIncoming::Batch(b)) => panic!("{s} decoded as batch {b:?}"),
         }
     }
 
     #[test]
     fn decodes_each_kind() {
         assert!(
-            matches!(single(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Message::Request(r) if r.id == RequestId::Number(1))
+            matches!(single(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), RawMessage::Request { id, .. } if id == RequestId::Number(1))
         );
+        let r = single(r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}"#);
         assert!(
-            matches!(single(r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}"#), Message::Request(r) if r.id == RequestId::from("a"))
+            matches!(r, RawMessage::Request { id, params: Some(p), .. } if id == RequestId::from("a") && p.get() == "{}")
         );
         assert!(matches!(
             single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Message::Notification(_)
+            RawMessage::Notification { .. }
         ));
         assert!(matches!(
             single(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
-            Message::Response(Response { outcome: Ok(_), .. })
+            RawMessage::Response(Response { outcome: Ok(_), .. })
         ));
         assert!(matches!(
             single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
-            Message::Response(Response { id: None, outcome: Err(_) })
+            RawMessage::Response(Response { id: None, outcome: Err(_) })
         ));
     }
 
@@ -489,24 +403,34 @@ mod tests {
         assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).0, INVALID_REQUEST);
         assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#).0, INVALID_REQUEST);
         assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).0, INVALID_REQUEST);
+        assert_eq!(invalid_code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#).0, INVALID_REQUEST);
     }
 
     #[test]
     fn batch_elements_decode_independently() {
-        let Ok(Incoming::Batch(items)) = decode(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#) else { panic!() };
+        let Ok(RawIncoming::Batch(items)) = decode_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#) else {
+            panic!()
+        };
         assert!(items[0].is_ok());
         assert!(items[1].is_err());
     }
 
     #[test]
-    fn encodes_round_trip() {
-        for text in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#,
-            r#"{"jsonrpc":"2.0","id":"q","result":{"a":1}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
-        ] {
-            assert_eq!(single(text).encode(), text);
-        }
+    fn encodes_each_kind() {
+        let id = RequestId::Number(1);
+        assert_eq!(encode_request(&id, "ping", None), r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        let params = serde_json::json!({"progressToken": "t", "progress": 1});
+        assert_eq!(
+            encode_notification("notifications/progress", Some(&params)),
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#
+        );
+        assert_eq!(
+            encode_result(&RequestId::from("q"), &serde_json::json!({"a": 1})),
+            r#"{"jsonrpc":"2.0","id":"q","result":{"a":1}}"#
+        );
+        assert_eq!(
+            encode_error(None, &ErrorObject::new(PARSE_ERROR, "Parse error")),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+        );
     }
 }

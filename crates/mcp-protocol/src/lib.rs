@@ -1,6 +1,6 @@
 //! The Model Context Protocol wire model, for every published revision.
 //!
-//! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its decoding with precise error classes.
+//! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and its reading with precise error classes.
 //! - [`json`]: reading members of small JSON objects without hashing their keys.
 //! - [`id`]: identifiers nobody can guess.
 //! - [`method`]: every method name, spelled once.
@@ -28,6 +28,6 @@ pub mod types;
 pub mod uri_template;
 
 pub use error::ErrorObject;
-pub use jsonrpc::{Message, Notification, Request, RequestId, Response};
+pub use jsonrpc::{Notification, RequestId, Response};
 pub use method::Method;
 pub use revision::{Era, ProtocolVersion};

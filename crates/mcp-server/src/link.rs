@@ -152,13 +152,7 @@ impl Link {
     pub(crate) fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
         let mut peer = self.peer.lock();
         let r = f(&mut peer);
-        let mut out = Output::default();
-        while let Some(t) = peer.poll_transmit() {
-            out.transmits.push(t);
-        }
-        while let Some(e) = peer.poll_event() {
-            out.events.push(e);
-        }
+        let out = Output { transmits: peer.drain_transmits().collect(), events: peer.drain_events().collect() };
         (r, out)
     }
 

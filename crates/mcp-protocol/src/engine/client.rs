@@ -2,14 +2,13 @@
 //! `initialize`, never on one error code alone), the `_meta` every 2026-07-28 request carries,
 //! and the requests of the server's it serves.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::peer::{Core, Event, Failure, Now, SendOptions, Transmit, Written};
+use super::peer::{Core, Event, Failure, Fifo, Now, SendOptions, Transmit, Written};
 use super::role::Client;
 use crate::codec;
 use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
@@ -149,7 +148,7 @@ pub struct ClientPeer<W = (), H = ()> {
     connected: bool,
     log_level: Option<LoggingLevel>,
     core: Core<Waiting<W>, H, ClientServing>,
-    events: VecDeque<Event<Client, W, H>>,
+    events: Fifo<Event<Client, W, H>, 1>,
 }
 
 /// How a request of ours is sent.
@@ -198,7 +197,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             connected: false,
             log_level,
             core: Core::default(),
-            events: VecDeque::new(),
+            events: Fifo::default(),
         }
     }
 
@@ -548,6 +547,14 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             let e = ErrorObject::invalid_request(format!("request id {} is already in use", request.id));
             return self.core.reject(Some(&request.id), &e);
         }
+        // A question of a kind the client did not declare it answers is no method of its:
+        // refused before its params are even looked at.
+        if let Some(method) = request.method.known() {
+            if !self.answers(method) {
+                let e = ErrorObject::method_not_found(method.as_str());
+                return self.core.reject(Some(&request.id), &e);
+            }
+        }
         match &request.body {
             Err(e) => return self.core.reject(Some(&request.id), e),
             Ok(ServerRequest::Ping) => {
@@ -562,6 +569,18 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         self.events.push_back(Event::Request { request, handling });
     }
 
+    /// Whether the client answers requests of `method` (what it declared, for the revision
+    /// spoken).
+    fn answers(&self, method: Method) -> bool {
+        let caps = self.settings.capabilities(self.negotiated.version);
+        match method {
+            Method::CreateMessage => caps.sampling.is_some(),
+            Method::Elicit => caps.elicitation.is_some(),
+            Method::ListRoots => caps.roots.is_some(),
+            _ => true,
+        }
+    }
+
     // ---------------------------------------------------------------------------------------
     // Outputs
     // ---------------------------------------------------------------------------------------
@@ -574,6 +593,16 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// The next frame to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.core.poll_transmit()
+    }
+
+    /// Every frame to send, oldest first (the queue is left empty).
+    pub fn drain_transmits(&mut self) -> impl Iterator<Item = Transmit> {
+        self.core.drain_transmits()
+    }
+
+    /// Every event, oldest first (the queue is left empty).
+    pub fn drain_events(&mut self) -> impl Iterator<Item = Event<Client, W, H>> {
+        self.events.drain()
     }
 
     /// When [`Self::handle_timeout`] must be called next.

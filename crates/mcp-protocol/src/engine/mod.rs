@@ -14,7 +14,6 @@
 //!   response that cross are settled: whichever comes second is ignored), progress rules.
 //!
 //! Pieces used by both and by the runtimes:
-//! - [`pending`]: outgoing request ids, correlation of responses, per-request deadlines.
 //! - [`progress`]: progress reporting rules (strictly increasing, nothing after the response).
 //! - [`cursor`]: opaque, stateless, integrity-protected pagination cursors.
 //! - [`request_state`]: sealed state for multi-round-trip (`input_required`) requests.
@@ -24,7 +23,6 @@
 mod client;
 pub mod cursor;
 mod peer;
-pub mod pending;
 pub mod progress;
 pub mod request_state;
 mod role;

@@ -1,7 +1,9 @@
 //! What both roles share: requests we sent and wait on, requests of the peer's we serve, and
 //! the queues of events and frames the driver takes out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -145,6 +147,32 @@ pub struct SendOptions {
     pub related: Option<RequestId>,
 }
 
+/// A first-in first-out queue that keeps its first `N` items inline: an engine's queues hold
+/// one or two items between two drains, and an idle connection should hold no buffer for them.
+pub(crate) struct Fifo<T, const N: usize>(SmallVec<[T; N]>);
+
+impl<T, const N: usize> Default for Fifo<T, N> {
+    fn default() -> Self {
+        Self(SmallVec::new())
+    }
+}
+
+impl<T, const N: usize> Fifo<T, N> {
+    pub(crate) fn push_back(&mut self, item: T) {
+        self.0.push(item);
+    }
+
+    /// The oldest item. (Queues are short: taking from the front is a small move.)
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
+        (!self.0.is_empty()).then(|| self.0.remove(0))
+    }
+
+    /// Every item, oldest first; the queue is left empty and inline.
+    pub(crate) fn drain(&mut self) -> smallvec::IntoIter<[T; N]> {
+        std::mem::take(&mut self.0).into_iter()
+    }
+}
+
 /// The machinery both roles share, generic over what waits for a request of ours (`W`) and
 /// the application's handle on a request of the peer's (`H`).
 pub(crate) struct Core<W, H, S> {
@@ -152,7 +180,7 @@ pub(crate) struct Core<W, H, S> {
     next_token: i64,
     pending: HashMap<RequestId, Pending<W>>,
     pub(crate) serving: HashMap<RequestId, Serving<H, S>>,
-    transmits: VecDeque<Transmit>,
+    transmits: Fifo<Transmit, 2>,
     pub(crate) closed: bool,
 }
 
@@ -163,7 +191,7 @@ impl<W, H, S> Default for Core<W, H, S> {
             next_token: 1,
             pending: HashMap::new(),
             serving: HashMap::new(),
-            transmits: VecDeque::new(),
+            transmits: Fifo::default(),
             closed: false,
         }
     }
@@ -180,6 +208,10 @@ impl<W, H: Clone, S> Core<W, H, S> {
 
     pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmits.pop_front()
+    }
+
+    pub(crate) fn drain_transmits(&mut self) -> smallvec::IntoIter<[Transmit; 2]> {
+        self.transmits.drain()
     }
 
     /// Answers a request with an error at once, before it is served.
@@ -251,6 +283,9 @@ impl<W, H: Clone, S> Core<W, H, S> {
         outcome: Result<Value, Failure>,
     ) -> Option<(MethodName, W, Result<Value, Failure>)> {
         let pending = self.pending.remove(id)?;
+        if self.pending.is_empty() {
+            self.pending.shrink_to_fit();
+        }
         Some((pending.method, pending.waiter, outcome))
     }
 
@@ -298,9 +333,14 @@ impl<W, H: Clone, S> Core<W, H, S> {
         self.serving.insert(id, Serving { handling, progress: ProgressTracker::new(progress), state });
     }
 
-    /// Stops serving a request (answered or cancelled); what was kept for it.
+    /// Stops serving a request (answered or cancelled); what was kept for it. A table left
+    /// empty lets its buffer go: an idle session keeps none.
     pub(crate) fn end(&mut self, id: &RequestId) -> Option<Serving<H, S>> {
-        self.serving.remove(id)
+        let serving = self.serving.remove(id);
+        if self.serving.is_empty() {
+            self.serving.shrink_to_fit();
+        }
+        serving
     }
 
     /// Checks progress for a request being served and returns the notification's params.

@@ -3,13 +3,13 @@
 //! itself (`ping`, `server/discover`, `logging/setLevel`, subscriptions, listen streams), input
 //! rounds, and what it tells a client when something changes.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::peer::{Core, Event, Failure, Now, SendOptions, Transmit, Written};
+use super::peer::{Core, Event, Failure, Fifo, Now, SendOptions, Transmit, Written};
 use super::progress::ProgressError;
 use super::request_state::StateSealer;
 use super::role::Server;
@@ -197,8 +197,8 @@ pub struct ServerServing {
     log: LogSource,
     /// The batch it is part of.
     batch: Option<u64>,
-    /// A listen stream's honoured filter (2026-07-28).
-    listen: Option<SubscriptionFilter>,
+    /// A listen stream's honoured filter (2026-07-28), boxed: most requests are no stream.
+    listen: Option<Box<SubscriptionFilter>>,
 }
 
 /// The answers of a batch, gathered until each of its requests is answered.
@@ -233,7 +233,7 @@ pub struct ServerPeer<W = (), H = ()> {
     batches: HashMap<u64, Batch>,
     next_batch: u64,
     core: Core<W, H, ServerServing>,
-    events: VecDeque<Event<Server, W, H>>,
+    events: Fifo<Event<Server, W, H>, 1>,
 }
 
 /// The methods each revision has (for the server to answer).
@@ -293,7 +293,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             batches: HashMap::new(),
             next_batch: 0,
             core: Core::default(),
-            events: VecDeque::new(),
+            events: Fifo::default(),
         }
     }
 
@@ -439,7 +439,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
     ) {
         let Request { id, method, meta, round, body } = *request;
         if method.known() == Some(Method::Initialize) {
-            let outcome = body.and_then(|b| self.initialize(b, offer));
+            // A 2026-07-28 request cannot open a legacy session: the method does not exist
+            // there, whatever its params.
+            let outcome = match self.stateless {
+                true => Err(ErrorObject::method_not_found(Method::Initialize.as_str())),
+                false => body.and_then(|b| self.initialize(b, offer)),
+            };
             let rev = self.session.as_ref().map_or(ProtocolVersion::LATEST_LEGACY, |s| s.revision);
             // A negotiated revision is written without the modern members: no server info in _meta.
             let (text, error) = match outcome {
@@ -510,7 +515,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
                 let ack = ServerNotification::SubscriptionsAcknowledged(honoured.clone());
                 let text = codec::write_server_notification(&ack, Some(&subscription_meta(&id)), rev);
                 self.core.notify(Some(id.clone()), Method::SubscriptionsAcknowledged.into(), text);
-                self.core.begin(id.clone(), None, H::default(), serving(Some(honoured)));
+                self.core.begin(id.clone(), None, H::default(), serving(Some(Box::new(honoured))));
                 self.events.push_back(Event::Role(ServerNews::Listening(id)));
                 return;
             }
@@ -617,10 +622,6 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         let ClientRequest::Initialize(params) = params else {
             return Err(ErrorObject::internal("initialize read as another request"));
         };
-        if self.stateless {
-            // A 2026-07-28 request cannot open a legacy session: the method does not exist there.
-            return Err(ErrorObject::method_not_found(Method::Initialize.as_str()));
-        }
         if self.session.is_some() {
             return Err(ErrorObject::invalid_request("the connection is already initialized"));
         }
@@ -723,6 +724,16 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
     /// The next frame to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.core.poll_transmit()
+    }
+
+    /// Every frame to send, oldest first (the queue is left empty).
+    pub fn drain_transmits(&mut self) -> impl Iterator<Item = Transmit> {
+        self.core.drain_transmits()
+    }
+
+    /// Every event, oldest first (the queue is left empty).
+    pub fn drain_events(&mut self) -> impl Iterator<Item = Event<Server, W, H>> {
+        self.events.drain()
     }
 
     /// When [`Self::handle_timeout`] must be called next.

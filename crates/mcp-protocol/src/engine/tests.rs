@@ -606,6 +606,22 @@ fn modern_requests_are_negotiated_one_by_one() {
 }
 
 #[test]
+fn a_stateless_request_cannot_initialize_whatever_its_params() {
+    let mut lone = ServerPeer::<(), ()>::stateless(Arc::new(server_settings()));
+    let now = Now::new(Instant::now(), 0);
+    let offer = TestOffer { tools: true };
+    for params in
+        [r#"{}"#, r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#]
+    {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#);
+        lone.handle(codec::read_from_client(&text).unwrap(), now, &offer);
+        let Some(Transmit { out: Outbound::Frame(frame), .. }) = lone.poll_transmit() else { panic!("an answer") };
+        assert_eq!(frame.error_code(), Some(METHOD_NOT_FOUND), "{params}");
+    }
+    assert!(lone.session().is_none());
+}
+
+#[test]
 fn capability_gating_of_questions_to_the_client() {
     let mut settings = client_settings(Some(ProtocolVersion::V2025_06_18));
     settings.capabilities = ProtocolVersion::ALL.iter().map(|v| (*v, ClientCapabilities::default())).collect();
