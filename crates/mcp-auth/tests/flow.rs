@@ -123,7 +123,7 @@ async fn start(mock: Mock) -> (String, Shared) {
 async fn call(conn: &mut mcp_transport::Connection, id: u64, method: &str) -> Value {
     let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
-    conn.outgoing.send(frame.to_string()).await.unwrap();
+    conn.outgoing.send(mcp_transport::Outbound::text(frame.to_string())).await.unwrap();
     let answer = tokio::time::timeout(Duration::from_secs(10), conn.incoming.recv()).await.unwrap().unwrap().unwrap();
     serde_json::from_str(&answer.text).unwrap()
 }

@@ -717,7 +717,7 @@ impl Client {
     async fn send(&mut self, msg: Value) {
         self.conn
             .outgoing
-            .send(msg.to_string())
+            .send(mcp_transport::Outbound::text(msg.to_string()))
             .await
             .unwrap_or_else(|_| panic!("[{}] the server closed the connection", self.rev));
     }

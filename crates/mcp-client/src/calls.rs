@@ -93,12 +93,21 @@ impl ClientSession {
 
     /// One page of tools (`tools/list`); `None` for the first.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        self.call(&ClientRequest::ListTools(page(cursor))).await
+        let mut result: ListToolsResult = self.call(&ClientRequest::ListTools(page(cursor))).await?;
+        self.learn_tools(&mut result.tools);
+        Ok(result)
     }
 
     /// Every tool, following `nextCursor` to the end (at most the client's page bound).
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.list_all::<ListToolsResult>(ClientRequest::ListTools).await
+        let mut tools = self.list_all::<ListToolsResult>(ClientRequest::ListTools).await?;
+        self.learn_tools(&mut tools);
+        Ok(tools)
+    }
+
+    /// Learns the header parameters of listed tools (see `Shared::learn_tools`).
+    fn learn_tools(&self, tools: &mut Vec<Tool>) {
+        self.shared().learn_tools(tools, |t| &t.name, |t| Some(&t.input_schema));
     }
 
     /// Calls a tool. `arguments` is a JSON object, or `null` for none. A tool's own failure
@@ -220,7 +229,16 @@ impl ClientSession {
     /// (the caller's own `_meta` members are kept) and `-32022` is retried once; the
     /// result is returned as is, `resultType` included (no `input_required` handling).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ClientError> {
-        let result = self.send(Outgoing::Custom(method, params), RoundInput::default()).await?;
+        let mut result = self.send(Outgoing::Custom(method, params), RoundInput::default()).await?;
+        if Method::parse(method) == Some(Method::ListTools) {
+            if let Some(Value::Array(tools)) = result.get_mut("tools") {
+                self.shared().learn_tools(
+                    tools,
+                    |t| t.get("name").and_then(Value::as_str).unwrap_or_default(),
+                    |t| t.get("inputSchema").and_then(Value::as_object),
+                );
+            }
+        }
         // Validates resultType: an unknown value is an invalid result (a task is known when
         // the client declared the tasks extension).
         let declared_task = self.shared().config.tasks && crate::tasks::is_task_result(&result);
@@ -237,16 +255,14 @@ impl ClientSession {
     /// Sends any notification, as is.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
         let notification = mcp_protocol::jsonrpc::Notification { method: method.to_owned(), params };
-        let text = mcp_protocol::codec::write_client_notification(&ClientNotification::Other(notification));
-        self.shared().notify(text).await
+        self.shared().notify(&ClientNotification::Other(notification)).await
     }
 
     /// Tells a legacy server that the client's roots changed
     /// (`notifications/roots/list_changed`; removed in 2026-07-28).
     pub async fn notify_roots_list_changed(&self) -> Result<(), ClientError> {
         self.require_era(Method::RootsListChanged, Era::Legacy)?;
-        let text = mcp_protocol::codec::write_client_notification(&ClientNotification::RootsListChanged);
-        self.shared().notify(text).await
+        self.shared().notify(&ClientNotification::RootsListChanged).await
     }
 
     /// A receiver of the server's notifications from now on: log messages, list changes,

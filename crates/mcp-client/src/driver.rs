@@ -19,9 +19,11 @@ use mcp_protocol::engine::{
     ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Now, RequestOptions,
     Transmit,
 };
-use mcp_protocol::frame::Outbound;
+use mcp_protocol::frame::{headers, Header, Outbound};
 use mcp_protocol::jsonrpc::DecodeError;
-use mcp_protocol::message::{ClientRequest, ClientResult, Notified, ServerNotification, ServerRequest};
+use mcp_protocol::message::{
+    ClientNotification, ClientRequest, ClientResult, Notified, ServerNotification, ServerRequest,
+};
 use mcp_protocol::types::ProgressParams;
 use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use mcp_transport::Inbound;
@@ -65,11 +67,16 @@ pub(crate) struct Output {
 pub(crate) struct Shared {
     pub(crate) config: Arc<Config>,
     peer: Mutex<Peer>,
-    outgoing: Mutex<Option<mpsc::Sender<String>>>,
+    outgoing: Mutex<Option<mpsc::Sender<Outbound>>>,
     /// Told when the handshake ends.
     connecting: Mutex<Option<oneshot::Sender<Result<(), ConnectError>>>>,
     /// The open listen streams (2026-07-28), by request.
     pub(crate) listens: Mutex<HashMap<RequestId, mpsc::Sender<ServerNotification>>>,
+    /// The `Mcp-Param-*` headers each listed tool declares: `(property, header)` pairs.
+    tool_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
+    /// The transport sends frames' HTTP headers: tools with invalid header annotations
+    /// cannot be called over it.
+    sends_headers: bool,
     pub(crate) notifications: broadcast::Sender<ServerNotification>,
     /// A deadline may have moved: the connection task looks again.
     wake: Notify,
@@ -104,7 +111,7 @@ impl Drop for InFlight<'_> {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Arc<Config>, outgoing: mpsc::Sender<String>) -> Self {
+    pub(crate) fn new(config: Arc<Config>, outgoing: mpsc::Sender<Outbound>, sends_headers: bool) -> Self {
         let (notifications, _) = broadcast::channel(BROADCAST_CAPACITY);
         let settings = ClientSettings {
             info: config.info.clone(),
@@ -121,6 +128,8 @@ impl Shared {
             outgoing: Mutex::new(Some(outgoing)),
             connecting: Mutex::new(None),
             listens: Mutex::default(),
+            tool_headers: Mutex::default(),
+            sends_headers,
             notifications,
             wake: Notify::new(),
             shutdown: CancellationToken::new(),
@@ -175,12 +184,50 @@ impl Shared {
         self.peer.lock().set_log_level(level);
     }
 
+    /// Learns the `Mcp-Param-*` headers of listed tools; over a transport that sends them, a
+    /// tool whose annotations are invalid is dropped (it must not be called) with a warning.
+    pub(crate) fn learn_tools<T>(
+        &self,
+        tools: &mut Vec<T>,
+        name: impl Fn(&T) -> &str,
+        schema: impl Fn(&T) -> Option<&serde_json::Map<String, Value>>,
+    ) {
+        let mut learned = self.tool_headers.lock();
+        tools.retain(|tool| {
+            let pairs = schema(tool).map_or(Ok(Vec::new()), mcp_transport::http::tool_param_headers);
+            match pairs {
+                Ok(pairs) => {
+                    learned.insert(name(tool).to_owned(), pairs);
+                    true
+                }
+                Err(why) if self.sends_headers => {
+                    tracing::warn!(tool = %name(tool), "tool dropped from tools/list: {why}");
+                    false
+                }
+                Err(_) => true,
+            }
+        });
+    }
+
+    /// The `Mcp-Param-*` headers of a call of a listed tool, from its arguments.
+    pub(crate) fn param_headers(&self, call: &mcp_protocol::types::CallToolParams) -> Vec<(Header, String)> {
+        let known = self.tool_headers.lock();
+        let Some(pairs) = known.get(&call.name) else { return Vec::new() };
+        pairs
+            .iter()
+            .filter_map(|(property, header)| {
+                let value = mcp_transport::http::argument_value(call.arguments.as_ref(), property)?;
+                Some((Header::Owned(format!("{}{header}", headers::PARAM_PREFIX)), value))
+            })
+            .collect()
+    }
+
     /// Stops sending: the transport flushes what is queued and closes its side.
     pub(crate) fn close_outgoing(&self) {
         self.outgoing.lock().take();
     }
 
-    fn sender(&self) -> Option<mpsc::Sender<String>> {
+    fn sender(&self) -> Option<mpsc::Sender<Outbound>> {
         self.outgoing.lock().clone()
     }
 
@@ -191,9 +238,7 @@ impl Shared {
         }
         let tx = self.sender().ok_or(ClientError::Closed)?;
         for t in transmits {
-            if let Outbound::Frame(frame) = t.out {
-                tx.send(frame.text).await.map_err(|_| ClientError::Closed)?;
-            }
+            tx.send(t.out).await.map_err(|_| ClientError::Closed)?;
         }
         Ok(())
     }
@@ -202,8 +247,7 @@ impl Shared {
     fn send_now(&self, transmits: SmallVec<[Transmit; 2]>) {
         let Some(tx) = self.sender() else { return };
         for t in transmits {
-            let Outbound::Frame(frame) = t.out else { continue };
-            match tx.try_send(frame.text) {
+            match tx.try_send(t.out) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(text)) => {
                     // The queue is full: send it from a task rather than lose it.
@@ -397,9 +441,9 @@ impl Shared {
     }
 
     /// Sends a notification.
-    pub(crate) async fn notify(self: &Arc<Self>, text: String) -> Result<(), ClientError> {
-        let tx = self.sender().ok_or(ClientError::Closed)?;
-        tx.send(text).await.map_err(|_| ClientError::Closed)
+    pub(crate) async fn notify(self: &Arc<Self>, notification: &ClientNotification) -> Result<(), ClientError> {
+        let (_, out) = self.run(|peer| peer.notify(notification));
+        self.send(out.transmits).await
     }
 
     fn handle_inbound(self: &Arc<Self>, inbound: Inbound) {

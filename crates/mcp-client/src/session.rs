@@ -90,8 +90,8 @@ impl ClientSession {
         connection: Connection,
         child: Option<ChildProcess>,
     ) -> Result<Self, ClientError> {
-        let Connection { incoming, outgoing, writer } = connection;
-        let shared = Arc::new(Shared::new(config, outgoing));
+        let Connection { incoming, outgoing, writer, sends_headers } = connection;
+        let shared = Arc::new(Shared::new(config, outgoing, sends_headers));
         let driver = tokio::spawn(drive(shared.clone(), incoming));
         let session = Self {
             inner: Arc::new(SessionInner {
@@ -207,11 +207,16 @@ impl ClientSession {
         };
         loop {
             let version = shared.version();
+            let headers = match &request {
+                Outgoing::Typed(ClientRequest::CallTool(call)) if version.is_modern() => shared.param_headers(call),
+                _ => Vec::new(),
+            };
             let options = RequestOptions {
                 timeout: Some(self.timeout()),
                 progress: progress.is_some(),
                 round: round.clone(),
                 meta: Default::default(),
+                headers,
             };
             let outgoing = match (&request, &custom) {
                 (Outgoing::Typed(r), _) => Outgoing::Typed(r),

@@ -120,7 +120,7 @@ async fn an_error_without_an_id_answers_the_request_the_post_carried() {
         "jsonrpc": "2.0", "id": 7, "method": "server/discover",
         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
     });
-    connection.outgoing.send(discover.to_string()).await.unwrap();
+    connection.outgoing.send(mcp_protocol::frame::Outbound::text(discover.to_string())).await.unwrap();
     let frame = tokio::time::timeout(HANG, connection.incoming.recv()).await.expect("an answer").unwrap().unwrap();
     let answer: Value = serde_json::from_str(&frame.text).unwrap();
     assert_eq!(

@@ -401,7 +401,7 @@ async fn legacy_server_requests_are_answered_or_refused() {
             r#"{"jsonrpc":"2.0","id":99,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
         ] {
-            fake.conn.outgoing.send(junk.to_owned()).await.unwrap();
+            fake.conn.outgoing.send(mcp_protocol::frame::Outbound::text(junk.to_owned())).await.unwrap();
         }
         let answer = fake.recv().await;
         assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(7), json!(-32600)), "{answer}");

@@ -241,7 +241,7 @@ mod tests {
     use super::*;
 
     fn response(id: Option<RequestId>, error: Option<i64>) -> Frame {
-        Frame { text: String::new(), kind: FrameKind::Response { id, error } }
+        Frame::new(String::new(), FrameKind::Response { id, error })
     }
 
     #[test]
@@ -251,18 +251,15 @@ mod tests {
         assert!(is_final(&response(Some(id.clone()), None), &expect));
         assert!(is_final(&response(Some(id), Some(-32602)), &expect));
         assert!(!is_final(&response(Some(RequestId::Number(70)), None), &expect));
-        let note = Frame {
-            text: String::new(),
-            kind: FrameKind::Notification { method: mcp_protocol::Method::Progress.into() },
-        };
+        let note = Frame::new(String::new(), FrameKind::Notification { method: mcp_protocol::Method::Progress.into() });
         assert!(!is_final(&note, &expect));
-        let ask = Frame {
-            text: String::new(),
-            kind: FrameKind::Request { id: RequestId::Number(7), method: mcp_protocol::Method::Elicit.into() },
-        };
+        let ask = Frame::new(
+            String::new(),
+            FrameKind::Request { id: RequestId::Number(7), method: mcp_protocol::Method::Elicit.into() },
+        );
         assert!(!is_final(&ask, &expect), "a request of the server's with the same id is no answer");
         // A batch ends with its answers, or with the error that refuses it whole.
-        assert!(is_final(&Frame { text: String::new(), kind: FrameKind::Batch }, &Expect::Batch));
+        assert!(is_final(&Frame::new(String::new(), FrameKind::Batch), &Expect::Batch));
         assert!(is_final(&response(None, Some(-32600)), &Expect::Batch));
         assert!(!is_final(&note, &Expect::Batch));
     }

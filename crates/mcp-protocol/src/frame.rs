@@ -6,8 +6,41 @@
 //! a cancellation can be an abort instead. The one control signal that is not a message, the
 //! hint to close a response stream, is a variant of its own.
 
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{decode_raw, RawIncoming, RawMessage, RequestId, Response};
 use crate::method::MethodName;
+
+/// The standard headers of MCP over HTTP, as lowercase header names.
+pub mod headers {
+    /// The revision a message is written in (2025-06-18 on, after `initialize`; every
+    /// 2026-07-28 request).
+    pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+    /// The method of a 2026-07-28 message.
+    pub const METHOD: &str = "mcp-method";
+    /// What a 2026-07-28 request is about: a tool's or prompt's name, a resource's URI, a
+    /// task's id.
+    pub const NAME: &str = "mcp-name";
+    /// Prefix of the headers a tool's `x-mcp-header` annotations declare (2026-07-28).
+    pub const PARAM_PREFIX: &str = "mcp-param-";
+    /// A legacy session's id.
+    pub const SESSION_ID: &str = "mcp-session-id";
+
+    /// A header value for `value`, base64-encoded (`=?base64?…?=`) when plain visible ASCII
+    /// would not carry it: non-ASCII, control characters, leading or trailing whitespace,
+    /// or something that looks like the encoded form itself.
+    pub fn encode_value(value: &str) -> String {
+        use base64::engine::general_purpose::STANDARD;
+        use base64::Engine;
+        let needs_base64 = value.chars().any(|c| !c.is_ascii() || c.is_ascii_control())
+            || value.starts_with(char::is_whitespace)
+            || value.ends_with(char::is_whitespace)
+            || (value.starts_with("=?") && value.ends_with("?="));
+        if needs_base64 {
+            format!("=?base64?{}?=", STANDARD.encode(value))
+        } else {
+            value.to_owned()
+        }
+    }
+}
 
 /// What an encoded frame is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +74,9 @@ pub enum FrameKind {
     Batch,
 }
 
+/// A header name: one of [`headers`], or a tool's `Mcp-Param-*`.
+pub type Header = std::borrow::Cow<'static, str>;
+
 /// One encoded message and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
@@ -48,12 +84,47 @@ pub struct Frame {
     pub text: String,
     /// What it is.
     pub kind: FrameKind,
+    /// The standard HTTP headers of this message ([`headers`]: its revision, and for a
+    /// 2026-07-28 request its method, name and declared parameters), which an HTTP transport
+    /// sends with it and other transports ignore. Empty for a server's frames.
+    pub headers: Vec<(Header, String)>,
 }
 
 impl Frame {
+    /// A frame of this kind, with no headers.
+    pub fn new(text: String, kind: FrameKind) -> Self {
+        Self { text, kind, headers: Vec::new() }
+    }
+
     /// A response frame for `id` (an error when `error` has the code).
     pub fn response(text: String, id: Option<RequestId>, error: Option<i64>) -> Self {
-        Self { text, kind: FrameKind::Response { id, error } }
+        Self::new(text, FrameKind::Response { id, error })
+    }
+
+    /// A frame of text written elsewhere than by the codec (a test peer, a recorded
+    /// session), its kind read off the text. Text that is no message is taken for a
+    /// notification.
+    pub fn from_text(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let kind = match decode_raw(&text) {
+            Ok(RawIncoming::Single(RawMessage::Request { id, method, .. })) => {
+                FrameKind::Request { id, method: MethodName::parse(&method) }
+            }
+            Ok(RawIncoming::Single(RawMessage::Notification { method, .. })) => {
+                FrameKind::Notification { method: MethodName::parse(&method) }
+            }
+            Ok(RawIncoming::Single(RawMessage::Response(Response { id, outcome }))) => {
+                FrameKind::Response { id, error: outcome.err().map(|e| e.code) }
+            }
+            Ok(RawIncoming::Batch(_)) => FrameKind::Batch,
+            Err(_) => FrameKind::Notification { method: MethodName::Unknown(String::new()) },
+        };
+        Self::new(text, kind)
+    }
+
+    /// The value of header `name`, if the frame has it.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// Whether this frame answers request `id` (its response, or a batch of answers).
@@ -87,5 +158,12 @@ pub enum Outbound {
 impl From<Frame> for Outbound {
     fn from(f: Frame) -> Self {
         Self::Frame(f)
+    }
+}
+
+impl Outbound {
+    /// A frame of text written elsewhere than by the codec ([`Frame::from_text`]).
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Frame(Frame::from_text(text))
     }
 }

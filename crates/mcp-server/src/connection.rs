@@ -138,7 +138,7 @@ pub(crate) fn cancel_all(link: &Link) {
 }
 
 async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, tasks: &mut JoinSet<()>) {
-    let Frame { text, reply } = match inbound {
+    let Frame { text } = match inbound {
         Ok(frame) => frame,
         Err(e) => {
             let error = match e {
@@ -152,12 +152,11 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
             return;
         }
     };
-    let reply = reply.map(Sink::Text);
     match codec::read_from_client(&text) {
-        Ok(frame) => receive(server, link, frame, reply, &mut Tasks::Set(tasks)).await,
+        Ok(frame) => receive(server, link, frame, None, &mut Tasks::Set(tasks)).await,
         Err(e) => {
             let (_, out) = link.run(|peer| peer.handle_unreadable(e.id(), e.error()));
-            link.send(out.transmits, reply.as_ref()).await;
+            link.send(out.transmits, None).await;
         }
     }
 }
@@ -165,8 +164,8 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
 /// Serves `server` on one connection until the client closes it; requests still running
 /// then get the shutdown grace period to finish, and everything sent is flushed.
 pub(crate) async fn serve(server: Server, connection: Connection) {
-    let Connection { mut incoming, outgoing, writer } = connection;
-    let link = link(Peer::new(server.settings().clone()), Sink::Text(outgoing));
+    let Connection { mut incoming, outgoing, writer, .. } = connection;
+    let link = link(Peer::new(server.settings().clone()), Sink::Frames(outgoing));
     let mut changes = server.changes();
     let mut tasks = JoinSet::new();
     loop {

@@ -39,11 +39,8 @@ pub(crate) type SinkFn = Arc<dyn Fn(Outbound) -> bool + Send + Sync>;
 /// Where frames go.
 #[derive(Clone)]
 pub(crate) enum Sink {
-    /// A channel to a writer of typed frames (one HTTP request's stream, say).
+    /// A channel to a writer of typed frames (a transport, one HTTP request's stream).
     Frames(mpsc::Sender<Outbound>),
-    /// A channel to a transport that carries text (stdio and the other byte transports):
-    /// the close-stream hint means nothing there.
-    Text(mpsc::Sender<String>),
     /// A function that files them (a session with no connection of its own).
     Function(SinkFn),
 }
@@ -53,10 +50,6 @@ impl Sink {
     pub(crate) async fn send(&self, out: Outbound) -> bool {
         match self {
             Self::Frames(tx) => tx.send(out).await.is_ok(),
-            Self::Text(tx) => match out {
-                Outbound::Frame(frame) => tx.send(frame.text).await.is_ok(),
-                Outbound::CloseStream => true,
-            },
             Self::Function(f) => f(out),
         }
     }
@@ -65,11 +58,6 @@ impl Sink {
     pub(crate) fn try_send(&self, out: Outbound) {
         match self {
             Self::Frames(tx) => drop(tx.try_send(out)),
-            Self::Text(tx) => {
-                if let Outbound::Frame(frame) = out {
-                    drop(tx.try_send(frame.text));
-                }
-            }
             Self::Function(f) => drop(f(out)),
         }
     }

@@ -30,7 +30,7 @@ impl Peer {
     }
 
     async fn send(&self, v: Value) {
-        self.conn.outgoing.send(v.to_string()).await.expect("server gone");
+        self.conn.outgoing.send(mcp_protocol::frame::Outbound::text(v.to_string())).await.expect("server gone");
     }
 
     async fn recv(&mut self) -> Value {

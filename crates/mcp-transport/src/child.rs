@@ -452,7 +452,7 @@ mod tests {
         let first = conn.incoming.recv().await.unwrap().unwrap();
         let pwd = std::fs::canonicalize(&dir).unwrap();
         assert_eq!(first.text, format!("hello {}", pwd.display()));
-        conn.outgoing.send("ping".into()).await.unwrap();
+        conn.outgoing.send(crate::Outbound::text("ping")).await.unwrap();
         assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("ping"))));
         let started = Instant::now();
         let status = child.close(Duration::from_secs(5)).await.unwrap();

@@ -1,7 +1,8 @@
 //! Byte transports for MCP: they move whole JSON-RPC frames and know nothing of their meaning.
 //!
-//! Every transport produces a [`Connection`]: a stream of inbound frames and a sink of
-//! outbound ones, as bounded channels, so runtimes are written once for all transports.
+//! Every transport produces a [`Connection`]: a stream of inbound frames (text) and a sink of
+//! outbound ones (typed: [`Outbound`], what each frame is, never read again here), as bounded
+//! channels, so runtimes are written once for all transports.
 //!
 //! - [`stdio`]: newline-delimited frames over any `AsyncRead`/`AsyncWrite` pair, the process's
 //!   own stdin/stdout among them, with a bound on the size of a frame.
@@ -33,28 +34,19 @@ pub enum FrameError {
     InvalidUtf8,
 }
 
-/// One inbound message, and where its answers go.
-#[derive(Debug, Clone)]
+pub use mcp_protocol::frame::{Frame as OutFrame, FrameKind, Outbound};
+
+/// One inbound message.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     /// The text of the message (one JSON-RPC message or batch).
     pub text: String,
-    /// Where the responses to the requests in this frame, and the messages related to them
-    /// (progress, logs, requests back to the peer), are to be sent. `None`: on the
-    /// connection's `outgoing` channel. Request-scoped HTTP streams set it; the receiver
-    /// knows a stream is complete when it has seen the response to each of its requests.
-    pub reply: Option<mpsc::Sender<String>>,
 }
 
 impl Frame {
-    /// A frame whose answers go to the connection's `outgoing` channel.
+    /// A frame of this text.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { text: text.into(), reply: None }
-    }
-}
-
-impl PartialEq for Frame {
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text && self.reply.is_none() == other.reply.is_none()
+        Self { text: text.into() }
     }
 }
 
@@ -67,16 +59,21 @@ pub struct Connection {
     /// Frames from the peer; `None` once the peer has closed.
     pub incoming: mpsc::Receiver<Inbound>,
     /// Frames to the peer; dropping every clone closes the connection's sending side.
-    pub outgoing: mpsc::Sender<String>,
+    pub outgoing: mpsc::Sender<Outbound>,
     /// The task writing frames out, when there is one: await it after dropping every
     /// `outgoing` sender to be sure everything sent was flushed.
     pub writer: Option<tokio::task::JoinHandle<()>>,
+    /// Whether the transport sends each frame's HTTP headers ([`OutFrame::headers`]): over
+    /// it, a tool whose `x-mcp-header` annotations are invalid cannot be called (2026-07-28).
+    pub sends_headers: bool,
 }
 
-/// A frame a runtime may put on a request-scoped reply sink (never on a connection's own
-/// `outgoing`) to suggest that the transport close the response stream now and let the
-/// client resume it later (SSE polling, SEP-1699). Not JSON: it can never be a message.
-pub const CLOSE_STREAM_HINT: &str = "\u{0}close-stream";
+impl Connection {
+    /// A connection of these channels, over a transport that sends no headers.
+    pub fn new(incoming: mpsc::Receiver<Inbound>, outgoing: mpsc::Sender<Outbound>) -> Self {
+        Self { incoming, outgoing, writer: None, sends_headers: false }
+    }
+}
 
 /// Default bound on one inbound frame: 4 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;

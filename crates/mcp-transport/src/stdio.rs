@@ -13,7 +13,7 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::{Connection, Frame, FrameError, Inbound, CHANNEL_CAPACITY, DEFAULT_MAX_FRAME};
+use crate::{Connection, Frame, FrameError, Inbound, Outbound, CHANNEL_CAPACITY, DEFAULT_MAX_FRAME};
 
 /// A connection over this process's stdin and stdout. Call it inside a tokio runtime with
 /// I/O enabled (as `#[tokio::main]` builds).
@@ -51,7 +51,7 @@ fn stdio_pipes() -> Option<Connection> {
 /// stdin and stdout served by two dedicated threads.
 fn stdio_threads() -> Connection {
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
+    let (out_tx, mut out_rx) = mpsc::channel::<Outbound>(CHANNEL_CAPACITY);
     // Detached: a read blocked on stdin must not hold the runtime's shutdown.
     let spawned = std::thread::Builder::new().name("mcp-stdin".into()).spawn(move || {
         let stdin = std::io::stdin();
@@ -67,8 +67,10 @@ fn stdio_threads() -> Connection {
         'frames: while let Some(frame) = out_rx.blocking_recv() {
             let mut next = Some(frame);
             while let Some(frame) = next {
-                if write_line_blocking(&mut out, &frame).is_err() {
-                    break 'frames;
+                if let Outbound::Frame(frame) = frame {
+                    if write_line_blocking(&mut out, &frame.text).is_err() {
+                        break 'frames;
+                    }
                 }
                 next = out_rx.try_recv().ok();
             }
@@ -84,7 +86,7 @@ fn stdio_threads() -> Connection {
     let writer = tokio::spawn(async move {
         let _ = done_rx.await;
     });
-    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer) }
+    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer), sends_headers: false }
 }
 
 /// A connection over any byte stream (a child's pipes, a socket, an in-memory duplex).
@@ -97,7 +99,7 @@ where
     let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
     tokio::spawn(read_loop(BufReader::with_capacity(64 * 1024, reader), in_tx, max_frame));
     let writer = tokio::spawn(write_loop(BufWriter::with_capacity(64 * 1024, writer), out_rx));
-    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer) }
+    Connection { incoming: in_rx, outgoing: out_tx, writer: Some(writer), sends_headers: false }
 }
 
 /// Assembles one line from buffered chunks, skipping (not holding) a line over the limit.
@@ -235,12 +237,15 @@ fn read_loop_blocking<R: std::io::BufRead>(reader: &mut R, tx: &mpsc::Sender<Inb
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<String>) {
+async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<Outbound>) {
     while let Some(frame) = rx.recv().await {
         let mut next = Some(frame);
         while let Some(frame) = next {
-            if write_line(&mut writer, &frame).await.is_err() {
-                return;
+            // A hint to close a request's stream means nothing on a byte stream.
+            if let Outbound::Frame(frame) = frame {
+                if write_line(&mut writer, &frame.text).await.is_err() {
+                    return;
+                }
             }
             next = rx.try_recv().ok();
         }
@@ -285,7 +290,7 @@ mod tests {
         assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("three"))));
         assert_eq!(conn.incoming.recv().await, None);
 
-        conn.outgoing.send("{}".into()).await.unwrap();
+        conn.outgoing.send(Outbound::text("{}")).await.unwrap();
         drop(conn);
         let mut out = String::new();
         tokio::io::AsyncReadExt::read_to_string(&mut client_r, &mut out).await.unwrap();

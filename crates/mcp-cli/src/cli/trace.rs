@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mcp_transport::{Connection, CHANNEL_CAPACITY};
+use mcp_transport::{Connection, Outbound, CHANNEL_CAPACITY};
 use tokio::sync::mpsc;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -18,13 +18,13 @@ use super::ui::{Direction, Ui};
 const CHILD_TARGET: &str = "mcp::child";
 
 /// Wraps a connection so that every frame sent and received is traced on `ui`. Frames pass
-/// through unchanged, in order, with their reply sinks; closing either side of the wrapper
+/// through unchanged, in order; closing either side of the wrapper
 /// closes the same side of the inner connection, and its writer is kept so that callers can
 /// still wait for the last frames to be flushed.
 pub fn tee(connection: Connection, ui: Arc<Ui>) -> Connection {
-    let Connection { mut incoming, outgoing, writer } = connection;
+    let Connection { mut incoming, outgoing, writer, sends_headers } = connection;
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(CHANNEL_CAPACITY);
+    let (out_tx, mut out_rx) = mpsc::channel::<Outbound>(CHANNEL_CAPACITY);
     let in_ui = ui.clone();
     tokio::spawn(async move {
         while let Some(inbound) = incoming.recv().await {
@@ -38,15 +38,17 @@ pub fn tee(connection: Connection, ui: Arc<Ui>) -> Connection {
         }
     });
     tokio::spawn(async move {
-        while let Some(text) = out_rx.recv().await {
-            ui.frame(Direction::Sent, &text);
-            if outgoing.send(text).await.is_err() {
+        while let Some(out) = out_rx.recv().await {
+            if let Outbound::Frame(frame) = &out {
+                ui.frame(Direction::Sent, &frame.text);
+            }
+            if outgoing.send(out).await.is_err() {
                 break;
             }
         }
         // `outgoing` drops here: the inner transport sees the end of our side.
     });
-    Connection { incoming: in_rx, outgoing: out_tx, writer }
+    Connection { incoming: in_rx, outgoing: out_tx, writer, sends_headers }
 }
 
 /// Sets up diagnostics for a client command: the child server's stderr lines go to `ui`
@@ -114,9 +116,9 @@ mod tests {
         let (a, mut b) = memory::pair();
         let ui = Arc::new(Ui::new(0, None));
         let mut a = tee(a, ui);
-        a.outgoing.send("to b".into()).await.unwrap();
+        a.outgoing.send(Outbound::text("to b")).await.unwrap();
         assert_eq!(b.incoming.recv().await.unwrap().unwrap().text, "to b");
-        b.outgoing.send("to a".into()).await.unwrap();
+        b.outgoing.send(Outbound::text("to a")).await.unwrap();
         assert_eq!(a.incoming.recv().await, Some(Ok(Frame::new("to a"))));
         drop(a.outgoing);
         assert_eq!(b.incoming.recv().await, None, "closing the wrapper closes the inner side");

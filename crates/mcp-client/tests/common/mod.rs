@@ -275,14 +275,14 @@ pub fn legacy_only(server: &Server, answer: LegacyProbeAnswer) -> Connection {
                             LegacyProbeAnswer::Silent => continue,
                         };
                         let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "error": error});
-                        if shim_front.outgoing.send(reply.to_string()).await.is_err() { break }
-                    } else if shim_back.outgoing.send(frame.text).await.is_err() {
+                        if shim_front.outgoing.send(mcp_protocol::frame::Outbound::text(reply.to_string())).await.is_err() { break }
+                    } else if shim_back.outgoing.send(mcp_protocol::frame::Outbound::text(frame.text)).await.is_err() {
                         break;
                     }
                 }
                 frame = shim_back.incoming.recv() => {
                     let Some(Ok(frame)) = frame else { break };
-                    if shim_front.outgoing.send(frame.text).await.is_err() { break }
+                    if shim_front.outgoing.send(mcp_protocol::frame::Outbound::text(frame.text)).await.is_err() { break }
                 }
             }
         }
@@ -303,7 +303,7 @@ impl Fake {
     }
 
     pub async fn send(&self, v: Value) {
-        self.conn.outgoing.send(v.to_string()).await.expect("client gone");
+        self.conn.outgoing.send(mcp_protocol::frame::Outbound::text(v.to_string())).await.expect("client gone");
     }
 
     /// The next message from the client, raw text and parsed.

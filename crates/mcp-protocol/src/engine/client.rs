@@ -12,7 +12,7 @@ use super::peer::{Core, Event, Failure, Fifo, Now, SendOptions, Transmit, Writte
 use super::role::Client;
 use crate::codec;
 use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
-use crate::frame::Frame;
+use crate::frame::{headers, Frame, Header};
 use crate::jsonrpc::{self, InvalidMessage, RequestId, Response};
 use crate::message::{
     to_raw, ClientNotification, ClientRequest, ClientResult, Decoded, FromServer, Notified, Received, Request,
@@ -162,6 +162,8 @@ pub struct RequestOptions {
     pub round: RoundInput,
     /// Extra `_meta` members (trace context, ...).
     pub meta: crate::types::Meta,
+    /// Extra HTTP headers of a 2026-07-28 request (a tool's `Mcp-Param-*`).
+    pub headers: Vec<(Header, String)>,
 }
 
 /// Why a request was not sent.
@@ -258,6 +260,25 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         meta
     }
 
+    /// The standard HTTP headers of a message of ours in `version` (2026-07-28: the version,
+    /// the method and what the request is about; legacy: the version negotiated, once it is).
+    fn headers(&self, version: ProtocolVersion, method: Method, name: Option<&str>) -> Vec<(Header, String)> {
+        if version.is_modern() {
+            let mut list = vec![
+                (Header::Borrowed(headers::PROTOCOL_VERSION), version.as_str().to_owned()),
+                (Header::Borrowed(headers::METHOD), method.as_str().to_owned()),
+            ];
+            if let Some(name) = name {
+                list.push((Header::Borrowed(headers::NAME), headers::encode_value(name)));
+            }
+            list
+        } else if self.connected || method == Method::Initialized {
+            vec![(Header::Borrowed(headers::PROTOCOL_VERSION), version.as_str().to_owned())]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn send_step(
         &mut self,
         request: ClientRequest,
@@ -269,7 +290,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         let (id, _) = self.core.allocate(false);
         let meta = self.request_meta(version, Default::default());
         let text = codec::write_client_request(&id, &request, &meta, &RoundInput::default(), version);
-        let written = Written { id, method: request.method().into(), text, token: None };
+        let headers = self.headers(version, request.method(), request.name());
+        let written = Written { id, method: request.method().into(), text, token: None, headers };
         self.core.send(written, &options, Waiting::Handshake(step), now.instant);
     }
 
@@ -400,7 +422,9 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
                 Ok(value) => match self.read_initialized(&value, offered, strict) {
                     Ok(()) => {
                         let text = codec::write_client_notification(&ClientNotification::Initialized);
-                        self.core.notify(None, Method::Initialized.into(), text);
+                        let version = self.negotiated.version;
+                        let headers = self.headers(version, Method::Initialized, None);
+                        self.core.notify_with(Method::Initialized.into(), text, headers);
                         let level = self.log_level.filter(|_| self.negotiated.capabilities.logging.is_some());
                         if let Some(level) = level {
                             let options =
@@ -637,7 +661,11 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             progress: options.progress,
             related: None,
         };
-        let written = Written { id: id.clone(), method: request.method().into(), text, token };
+        let mut headers = self.headers(version, request.method(), request.name());
+        if version.is_modern() {
+            headers.extend(options.headers);
+        }
+        let written = Written { id: id.clone(), method: request.method().into(), text, token, headers };
         self.core.send(written, &send, Waiting::App(waiter), now.instant);
         Ok(id)
     }
@@ -697,7 +725,19 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     ) -> RequestId {
         let text = jsonrpc::encode_request(&id, method, params.as_ref());
         let send = SendOptions { timeout, cancel_on_timeout: true, progress: token.is_some(), related: None };
-        let written = Written { id: id.clone(), method: MethodName::parse(method), text, token };
+        let version = self.negotiated.version;
+        let name = MethodName::parse(method);
+        let headers = match (&name, version.is_modern()) {
+            (MethodName::Known(m), _) => self.headers(version, *m, params.as_ref().and_then(target_of)),
+            (MethodName::Unknown(m), true) => {
+                vec![
+                    (Header::Borrowed(headers::PROTOCOL_VERSION), version.as_str().to_owned()),
+                    (Header::Borrowed(headers::METHOD), m.clone()),
+                ]
+            }
+            (MethodName::Unknown(_), false) => self.headers(version, Method::Ping, None),
+        };
+        let written = Written { id: id.clone(), method: name, text, token, headers };
         self.core.send(written, &send, Waiting::App(waiter), now.instant);
         id
     }
@@ -709,7 +749,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             ClientNotification::Other(n) => MethodName::parse(&n.method),
             known => MethodName::Known(known.method().unwrap_or(Method::Initialized)),
         };
-        self.core.notify(None, method, text);
+        let headers = self.headers(self.negotiated.version, method.known().unwrap_or(Method::Ping), None);
+        self.core.notify_with(method, text, headers);
     }
 
     /// Answers a request of the server's; `false` when no answer is due any more (the server
@@ -797,4 +838,9 @@ fn read_discovered(value: &Value) -> Result<DiscoverResult, String> {
         Some(other) => return Err(format!("server/discover answered with resultType {other:?}")),
     }
     DiscoverResult::deserialize(value).map_err(|e| e.to_string())
+}
+
+/// What a request given as JSON is about, for `Mcp-Name`: its `name`, `uri` or `taskId`.
+fn target_of(params: &Value) -> Option<&str> {
+    ["name", "uri", "taskId"].iter().find_map(|k| params.get(*k)).and_then(Value::as_str)
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::progress::{ProgressError, ProgressTracker};
 use super::role::Role;
 use crate::error::ErrorObject;
-use crate::frame::{Frame, FrameKind, Outbound};
+use crate::frame::{Frame, FrameKind, Header, Outbound};
 use crate::jsonrpc::{self, RequestId};
 use crate::method::{Method, MethodName};
 use crate::types::{CancelledParams, ProgressParams, ProgressToken};
@@ -131,6 +131,8 @@ pub(crate) struct Written {
     pub(crate) method: MethodName,
     pub(crate) text: String,
     pub(crate) token: Option<ProgressToken>,
+    /// The standard HTTP headers of the request.
+    pub(crate) headers: Vec<(Header, String)>,
 }
 
 /// How a request of ours is to be sent.
@@ -234,7 +236,7 @@ impl<W, H: Clone, S> Core<W, H, S> {
 
     /// Registers a request of ours whose frame is written, and sends it.
     pub(crate) fn send(&mut self, request: Written, options: &SendOptions, waiter: W, now: Instant) {
-        let Written { id, method, text, token } = request;
+        let Written { id, method, text, token, headers } = request;
         let deadline = options.timeout.and_then(|t| now.checked_add(t));
         self.pending.insert(
             id.clone(),
@@ -247,14 +249,15 @@ impl<W, H: Clone, S> Core<W, H, S> {
                 related: options.related.clone(),
             },
         );
-        self.transmit(options.related.clone(), Frame { text, kind: FrameKind::Request { id, method } });
+        let frame = Frame { text, kind: FrameKind::Request { id, method }, headers };
+        self.transmit(options.related.clone(), frame);
     }
 
     fn send_cancelled(&mut self, id: &RequestId, reason: &str, related: Option<RequestId>) {
         let params = CancelledParams { request_id: Some(id.clone()), reason: Some(reason.to_owned()) };
         let params = serde_json::to_value(params).unwrap_or(Value::Null);
         let text = jsonrpc::encode_notification(Method::Cancelled.as_str(), Some(&params));
-        self.transmit(related, Frame { text, kind: FrameKind::Cancel { id: id.clone() } });
+        self.transmit(related, Frame::new(text, FrameKind::Cancel { id: id.clone() }));
     }
 
     /// Forgets a request of ours and tells the peer; its waiter, if it was still pending (a
@@ -358,6 +361,11 @@ impl<W, H: Clone, S> Core<W, H, S> {
 
     /// Writes a notification of ours, related to `related`.
     pub(crate) fn notify(&mut self, related: Option<RequestId>, method: MethodName, text: String) {
-        self.transmit(related, Frame { text, kind: FrameKind::Notification { method } });
+        self.transmit(related, Frame::new(text, FrameKind::Notification { method }));
+    }
+
+    /// Writes a notification of ours with its HTTP headers.
+    pub(crate) fn notify_with(&mut self, method: MethodName, text: String, headers: Vec<(Header, String)>) {
+        self.transmit(None, Frame { text, kind: FrameKind::Notification { method }, headers });
     }
 }

@@ -402,7 +402,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             return;
         }
         let text = format!("[{}]", batch.answers.join(","));
-        self.core.transmit(batch.first, Frame { text, kind: FrameKind::Batch });
+        self.core.transmit(batch.first, Frame::new(text, FrameKind::Batch));
     }
 
     /// Sends a response: alone, or into its batch.
@@ -891,7 +891,8 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         }
         let (id, _) = self.core.allocate(false);
         let text = codec::write_server_request(&id, question, meta, session.revision);
-        let written = Written { id: id.clone(), method: question.method().into(), text, token: None };
+        let written =
+            Written { id: id.clone(), method: question.method().into(), text, token: None, headers: Vec::new() };
         self.core.send(written, &options, waiter, now.instant);
         Ok(id)
     }

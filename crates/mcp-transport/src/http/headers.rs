@@ -1,27 +1,8 @@
 //! The `Mcp-*` request headers a 2026-07-28 client sends, and the validity rules of
 //! `x-mcp-header` annotations (SEP-2243).
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
+use mcp_protocol::frame::headers::encode_value;
 use serde_json::{Map, Value};
-
-/// Whether a header value must travel base64-encoded: non-ASCII, control characters,
-/// leading or trailing whitespace, or something that looks like the encoded form itself.
-fn needs_base64(value: &str) -> bool {
-    value.chars().any(|c| !c.is_ascii() || c.is_ascii_control())
-        || value.starts_with(char::is_whitespace)
-        || value.ends_with(char::is_whitespace)
-        || (value.starts_with("=?") && value.ends_with("?="))
-}
-
-/// A header value for `value`, base64-encoded when plain ASCII would not carry it.
-pub fn encode_value(value: &str) -> String {
-    if needs_base64(value) {
-        format!("=?base64?{}?=", STANDARD.encode(value))
-    } else {
-        value.to_owned()
-    }
-}
 
 /// Whether `name` is a valid `x-mcp-header` name: a non-empty HTTP token.
 fn valid_header_name(name: &str) -> bool {
@@ -30,7 +11,7 @@ fn valid_header_name(name: &str) -> bool {
 
 /// The `(property, header name)` pairs a tool's input schema declares, or why the tool's
 /// annotations are invalid (then the tool must not be used).
-pub fn tool_param_headers(input_schema: &Value) -> Result<Vec<(String, String)>, String> {
+pub fn tool_param_headers(input_schema: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let Some(Value::Object(properties)) = input_schema.get("properties") else { return Ok(pairs) };
     for (property, schema) in properties {
@@ -66,6 +47,8 @@ pub fn argument_value(arguments: Option<&Map<String, Value>>, property: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
     use serde_json::json;
 
     #[test]
@@ -80,7 +63,7 @@ mod tests {
     #[test]
     fn annotation_validity() {
         let ok = json!({"properties": {"r": {"type": "string", "x-mcp-header": "Region"}, "q": {"type": "string"}}});
-        assert_eq!(tool_param_headers(&ok).unwrap(), vec![("r".into(), "Region".into())]);
+        assert_eq!(tool_param_headers(ok.as_object().unwrap()).unwrap(), vec![("r".into(), "Region".into())]);
         for bad in [
             json!({"properties": {"v": {"type": "string", "x-mcp-header": ""}}}),
             json!({"properties": {"v": {"type": "object", "x-mcp-header": "V"}}}),
@@ -90,7 +73,7 @@ mod tests {
             json!({"properties": {"v": {"type": "string", "x-mcp-header": "Région"}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
         ] {
-            assert!(tool_param_headers(&bad).is_err(), "{bad}");
+            assert!(tool_param_headers(bad.as_object().unwrap()).is_err(), "{bad}");
         }
     }
 }
