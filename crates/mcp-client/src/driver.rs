@@ -141,8 +141,8 @@ impl Shared {
     fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
         let mut peer = self.peer.lock();
         let r = f(&mut peer);
-        let mut out = Output { transmits: peer.drain_transmits().collect(), ..Output::default() };
-        for e in peer.drain_events() {
+        let mut out = Output { transmits: peer.take_transmits(), ..Output::default() };
+        for e in peer.take_events() {
             if let Event::Progress { id, params } = &e {
                 if let Some(callback) = peer.waiter(id).and_then(|w| w.progress.clone()) {
                     out.progress.push((callback, params.clone()));

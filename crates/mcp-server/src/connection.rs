@@ -79,30 +79,33 @@ pub(crate) async fn serve_request(
     handling: Handling,
     reply: Option<Sink>,
 ) {
-    let ServedRequest { id, mut request, scope, meta, round } = *served;
-    let cancel = crate::tasks::handler_token(&server, &request, &scope, &handling);
+    // Served in place: the request stays in its box (it is large), what the context needs is
+    // taken out of it.
+    let mut served = served;
+    let cancel = crate::tasks::handler_token(&server, &served.request, &served.scope, &handling);
     let ctx = Context::new(ContextParts {
         link: link.clone(),
-        id: id.clone(),
+        id: served.id.clone(),
         reply: reply.clone(),
-        scope,
-        progress_token: meta.progress_token,
+        scope: served.scope.clone(),
+        progress_token: served.meta.progress_token.take(),
         cancel,
         request_timeout: server.config().request_timeout,
-        round,
+        round: served.round.take(),
         task: None,
     });
     let answer = tokio::select! {
         biased;
         _ = handling.cancelled() => return,
-        answer = dispatch(&server, &mut request, &ctx) => answer,
+        answer = dispatch(&server, &mut served.request, &ctx) => answer,
     };
+    let id = &served.id;
     let (_, out) = link.run(|peer| match answer {
-        Answer::Result(result) => peer.respond(&id, Ok(result)),
-        Answer::Error(error) => peer.respond(&id, Err(error)),
+        Answer::Result(result) => peer.respond(id, Ok(result)),
+        Answer::Error(error) => peer.respond(id, Err(error)),
         Answer::InputRequired => match ctx.round() {
-            Some(round) => peer.respond_input_required(&id, &request, &round, now()),
-            None => peer.respond(&id, Err(ErrorObject::internal("input required outside a multi-round request"))),
+            Some(round) => peer.respond_input_required(id, &served.request, &round, now()),
+            None => peer.respond(id, Err(ErrorObject::internal("input required outside a multi-round request"))),
         },
     });
     link.settle(out.events, reply.as_ref());

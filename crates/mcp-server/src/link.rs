@@ -30,9 +30,6 @@ pub(crate) type Handling = CancellationToken;
 /// The engine of one connection, as the runtime uses it.
 pub(crate) type Peer = ServerPeer<Waiter, Handling>;
 
-/// An engine event, as the runtime gets it.
-pub(crate) type PeerEvent = Event<Server, Waiter, Handling>;
-
 /// A function that files frames; `false` when nobody can read them any more.
 pub(crate) type SinkFn = Arc<dyn Fn(Outbound) -> bool + Send + Sync>;
 
@@ -64,10 +61,10 @@ impl Sink {
 }
 
 /// Frames an engine operation produced (most produce one or two: kept inline).
-pub(crate) type Transmits = SmallVec<[Transmit; 2]>;
+pub(crate) type Transmits = mcp_protocol::engine::Transmits;
 
 /// Events an engine operation produced.
-pub(crate) type Events = SmallVec<[PeerEvent; 1]>;
+pub(crate) type Events = mcp_protocol::engine::Events<Server, Waiter, Handling>;
 
 /// What an engine operation produced.
 #[derive(Default)]
@@ -140,7 +137,7 @@ impl Link {
     pub(crate) fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
         let mut peer = self.peer.lock();
         let r = f(&mut peer);
-        let out = Output { transmits: peer.drain_transmits().collect(), events: peer.drain_events().collect() };
+        let out = Output { transmits: peer.take_transmits(), events: peer.take_events() };
         (r, out)
     }
 

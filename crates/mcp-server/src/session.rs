@@ -61,7 +61,8 @@ impl Server {
         link.send(out.transmits, None).await;
         let work = async {
             for (request, handling) in requests {
-                connection::serve_request(self.clone(), link.clone(), request, handling, None).await;
+                // Boxed: the request's future is large, and this one is moved into a box anyway.
+                Box::pin(connection::serve_request(self.clone(), link.clone(), request, handling, None)).await;
             }
             while let (true, Some(changes)) = (link.is_listening(), changes.as_mut()) {
                 let change = changes.recv().await;

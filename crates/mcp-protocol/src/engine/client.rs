@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::peer::{Core, Event, Failure, Fifo, Now, SendOptions, Transmit, Written};
+use super::peer::{Core, Event, Events, Failure, Fifo, Now, SendOptions, Transmit, Transmits, Written};
 use super::role::Client;
 use crate::codec;
 use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
@@ -207,7 +207,12 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// pinned modern one to `server/discover` as it; otherwise the era is detected (a
     /// `server/discover` probe; a discover result means modern, a `-32022` naming a modern
     /// revision too; any other error, or no answer within the probe timeout, means legacy).
+    /// A connection that closed before this call fails the handshake at once (the closing
+    /// may have been seen first: a server that exits as it starts).
     pub fn connect(&mut self, now: Now) {
+        if self.core.closed {
+            return self.failed(ConnectError::Closed);
+        }
         let settings = self.settings.clone();
         match settings.pinned {
             Some(v) if !v.is_modern() => self.initialize(v, !settings.accept_negotiated, now),
@@ -620,13 +625,13 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     }
 
     /// Every frame to send, oldest first (the queue is left empty).
-    pub fn drain_transmits(&mut self) -> impl Iterator<Item = Transmit> {
-        self.core.drain_transmits()
+    pub fn take_transmits(&mut self) -> Transmits {
+        self.core.take_transmits()
     }
 
     /// Every event, oldest first (the queue is left empty).
-    pub fn drain_events(&mut self) -> impl Iterator<Item = Event<Client, W, H>> {
-        self.events.drain()
+    pub fn take_events(&mut self) -> Events<Client, W, H> {
+        self.events.take()
     }
 
     /// When [`Self::handle_timeout`] must be called next.

@@ -33,7 +33,7 @@ pub mod task;
 mod tests;
 
 pub use client::{ClientNews, ClientPeer, ClientSettings, ConnectError, Negotiated, NotSent, RequestOptions};
-pub use peer::{Event, Failure, Now, SendOptions, Transmit};
+pub use peer::{Event, Events, Failure, Now, SendOptions, Transmit, Transmits};
 pub use role::{Client, Role, Server};
 pub use server::{
     missing_capability, tasks_extension_missing, Change, Feature, Offer, Refusal, Scope, ServedRequest, ServerNews,

@@ -51,6 +51,12 @@ pub enum Failure {
     Malformed(String),
 }
 
+/// The frames an engine has to send, oldest first (one or two, usually: kept inline).
+pub type Transmits = SmallVec<[Transmit; 2]>;
+
+/// The events an engine has for the application, oldest first.
+pub type Events<R, W, H> = SmallVec<[Event<R, W, H>; 1]>;
+
 /// A frame to send, and the request of the peer's it belongs to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transmit {
@@ -170,8 +176,8 @@ impl<T, const N: usize> Fifo<T, N> {
     }
 
     /// Every item, oldest first; the queue is left empty and inline.
-    pub(crate) fn drain(&mut self) -> smallvec::IntoIter<[T; N]> {
-        std::mem::take(&mut self.0).into_iter()
+    pub(crate) fn take(&mut self) -> SmallVec<[T; N]> {
+        std::mem::take(&mut self.0)
     }
 }
 
@@ -212,8 +218,8 @@ impl<W, H: Clone, S> Core<W, H, S> {
         self.transmits.pop_front()
     }
 
-    pub(crate) fn drain_transmits(&mut self) -> smallvec::IntoIter<[Transmit; 2]> {
-        self.transmits.drain()
+    pub(crate) fn take_transmits(&mut self) -> Transmits {
+        self.transmits.take()
     }
 
     /// Answers a request with an error at once, before it is served.

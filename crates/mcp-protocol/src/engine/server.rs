@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::peer::{Core, Event, Failure, Fifo, Now, SendOptions, Transmit, Written};
+use super::peer::{Core, Event, Events, Failure, Fifo, Now, SendOptions, Transmit, Transmits, Written};
 use super::progress::ProgressError;
 use super::request_state::StateSealer;
 use super::role::Server;
@@ -727,13 +727,13 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
     }
 
     /// Every frame to send, oldest first (the queue is left empty).
-    pub fn drain_transmits(&mut self) -> impl Iterator<Item = Transmit> {
-        self.core.drain_transmits()
+    pub fn take_transmits(&mut self) -> Transmits {
+        self.core.take_transmits()
     }
 
     /// Every event, oldest first (the queue is left empty).
-    pub fn drain_events(&mut self) -> impl Iterator<Item = Event<Server, W, H>> {
-        self.events.drain()
+    pub fn take_events(&mut self) -> Events<Server, W, H> {
+        self.events.take()
     }
 
     /// When [`Self::handle_timeout`] must be called next.

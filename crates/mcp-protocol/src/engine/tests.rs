@@ -635,3 +635,15 @@ fn capability_gating_of_questions_to_the_client() {
     let mut lone = ServerPeer::<(), ()>::new(Arc::new(server_settings()));
     assert_eq!(lone.request(&ServerRequest::Ping, None, SendOptions::default(), (), pair.now), Err(Refusal::NoSession));
 }
+
+#[test]
+fn connecting_after_the_line_closed_fails_at_once() {
+    let mut pair = Pair::new(client_settings(None), server_settings());
+    pair.client.close();
+    pair.client.connect(pair.now);
+    pair.collect();
+    assert!(pair.client_sent.is_empty(), "nothing is written on a closed line");
+    let failed =
+        pair.client_events.iter().any(|e| matches!(e, Event::Role(ClientNews::ConnectFailed(ConnectError::Closed))));
+    assert!(failed, "{:?}", pair.client_events.len());
+}
