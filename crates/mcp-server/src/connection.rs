@@ -102,7 +102,7 @@ pub(crate) async fn serve_request(
     let id = &served.id;
     let (_, out) = link.run(|peer| match answer {
         Answer::Result(result) => peer.respond(id, Ok(result)),
-        Answer::Error(error) => peer.respond(id, Err(error)),
+        Answer::Refused(refusal) => peer.respond(id, Err(refusal.into_error(ctx.revision()))),
         Answer::InputRequired => match ctx.round() {
             Some(round) => peer.respond_input_required(id, &served.request, &round, now()),
             None => peer.respond(id, Err(ErrorObject::internal("input required outside a multi-round request"))),

@@ -21,19 +21,19 @@ use std::time::Duration;
 
 use mcp_protocol::engine::progress::{ProgressError, ProgressTracker};
 use mcp_protocol::engine::rounds::InputRound;
-use mcp_protocol::engine::{missing_capability, Refusal, Scope, SendOptions};
+use mcp_protocol::engine::{missing_capability, NotAsked, Scope, SendOptions};
 use mcp_protocol::message::ServerRequest;
 use mcp_protocol::types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     ListRootsResult, LoggingLevel, Meta, ProgressToken,
 };
-use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
+use mcp_protocol::{ProtocolVersion, RequestId};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{HandlerError, HandlerResult};
+use crate::error::{AskError, HandlerError, HandlerResult};
 use crate::link::{now, Link, Sink};
 use crate::tasks::{related_task_meta, TaskLink};
 
@@ -301,7 +301,7 @@ impl Context {
             let required = Map::from_iter([(name.to_owned(), json!({}))]);
             return Err(HandlerError::Protocol(missing_capability(required, &format!("`{name}`"))));
         }
-        Err(HandlerError::tool(format!("the client does not support {name}")))
+        Err(AskError::Unsupported(name).into())
     }
 
     /// Asks several questions at once, keyed by name; returns every answer by key.
@@ -365,9 +365,7 @@ impl Context {
         let method = question.to_request().method();
         let mut answers = self.ask_all(vec![(key.clone(), question)]).await?;
         let answer = answers.remove(&key).unwrap_or_default();
-        serde_json::from_value(answer).map_err(|e| {
-            HandlerError::Protocol(ErrorObject::internal(format!("malformed {method} result from the client: {e}")))
-        })
+        serde_json::from_value(answer).map_err(|e| AskError::malformed(method, e).into())
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
@@ -448,16 +446,12 @@ pub(crate) async fn ask(
     link.settle(out.events, reply);
     let id = match sent {
         Ok(id) => id,
-        Err(Refusal::MissingCapability(name)) => {
-            return Err(HandlerError::tool(format!("the client does not support {name}")))
-        }
-        Err(Refusal::NoSession) => {
-            return Err(HandlerError::Protocol(ErrorObject::internal("no session to ask the client on")))
-        }
+        Err(NotAsked::MissingCapability(name)) => return Err(AskError::Unsupported(name).into()),
+        Err(NotAsked::NoSession) => return Err(AskError::NoSession.into()),
     };
     let mut guard = Withdraw { link, id: Some(id), reply };
     if !link.send(out.transmits, reply).await {
-        return Err(HandlerError::Protocol(ErrorObject::internal("connection closed")));
+        return Err(AskError::Closed.into());
     }
     let deadline = tokio::time::Instant::now() + timeout;
     let outcome = match tokio::time::timeout_at(deadline, &mut rx).await {
@@ -476,10 +470,14 @@ pub(crate) async fn ask(
     match outcome {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(Failure::Error(e))) => Err(HandlerError::Protocol(e)),
-        Ok(Err(Failure::TimedOut)) => {
-            Err(HandlerError::Protocol(ErrorObject::internal(format!("the client did not answer {method} in time"))))
-        }
-        Ok(Err(Failure::Malformed(detail))) => Err(HandlerError::Protocol(ErrorObject::internal(detail))),
-        Ok(Err(Failure::Closed)) | Err(_) => Err(HandlerError::Protocol(ErrorObject::internal("connection closed"))),
+        Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut(method).into()),
+        Ok(Err(Failure::Malformed(detail))) => Err(AskError::malformed(method, InvalidAnswer(detail)).into()),
+        Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed.into()),
     }
 }
+
+/// What the engine found wrong with an answer of the client's (its shape checked against
+/// the question's result type).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct InvalidAnswer(String);

@@ -7,29 +7,24 @@ use mcp_protocol::types::{
     CompleteParams, CompleteResult, Completion, CompletionReference, GetPromptParams, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedParams, ResourceParams,
 };
-use mcp_protocol::ErrorObject;
 
-use crate::answer::{protocol_error, Answer};
+use crate::answer::Answer;
 use crate::context::Context;
 use crate::error::HandlerError;
+use crate::refusal::Refusal;
 use crate::server::Server;
 use crate::tasks::{self, ToolPlan};
-
-fn page_error(e: impl std::fmt::Display) -> ErrorObject {
-    ErrorObject::invalid_params(e)
-}
 
 /// Serves one request. A tool's arguments are taken out of `request` unless the request may
 /// need to be fingerprinted afterwards (a multi-round request that asks the client).
 pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: &Context) -> Answer {
-    let rev = ctx.revision();
     let inner = &server.inner;
     let page_size = inner.config.page_size;
-    let answer = |r: Result<ServerResult, ErrorObject>| Answer::from(r);
+    let answer = |r: Result<ServerResult, Refusal>| Answer::from(r);
     match request {
         ClientRequest::CallTool(call) => {
             let Some(entry) = inner.tools.get(&call.name) else {
-                return Answer::Error(ErrorObject::invalid_params(format!("Unknown tool: {}", call.name)));
+                return Answer::Refused(Refusal::UnknownTool(call.name.clone()));
             };
             let arguments = match ctx.has_round() {
                 true => call.arguments.clone(),
@@ -38,9 +33,9 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
             let arguments = arguments.unwrap_or_default();
             let plan = tasks::plan_tool_call(inner.tasks.as_ref(), ctx.scope(), &entry.tool, call.task.as_ref());
             match plan {
-                Err(e) => Answer::Error(e),
+                Err(e) => Answer::Refused(e),
                 Ok(ToolPlan::Inline) => {
-                    Answer::of(entry.call(arguments, ctx.clone()).await.map(ServerResult::CallTool), rev)
+                    Answer::of(entry.call(arguments, ctx.clone()).await.map(ServerResult::CallTool))
                 }
                 // The task paths are boxed: their futures are large, and the common path of a
                 // plain call should not carry (and move) their size.
@@ -48,11 +43,11 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
                     Some(runtime) => {
                         answer(Box::pin(tasks::start_tool_task(runtime, ctx, entry, arguments, ttl)).await)
                     }
-                    None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
+                    None => Answer::Refused(Refusal::TasksDisabled),
                 },
                 Ok(ToolPlan::Modern(support)) => match &inner.tasks {
                     Some(runtime) => Box::pin(tasks::run_modern_tool(runtime, ctx, entry, arguments, support)).await,
-                    None => Answer::Error(ErrorObject::internal("tasks are not enabled")),
+                    None => Answer::Refused(Refusal::TasksDisabled),
                 },
             }
         }
@@ -61,7 +56,7 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
                 .tools
                 .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.tool.clone())
                 .map(|(tools, next_cursor)| ServerResult::ListTools(ListToolsResult { tools, next_cursor }))
-                .map_err(page_error),
+                .map_err(Refusal::Cursor),
         ),
         ClientRequest::ListResources(PaginatedParams { cursor }) => answer(
             inner
@@ -70,7 +65,7 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
                 .map(|(resources, next_cursor)| {
                     ServerResult::ListResources(ListResourcesResult { resources, next_cursor })
                 })
-                .map_err(page_error),
+                .map_err(Refusal::Cursor),
         ),
         ClientRequest::ListResourceTemplates(PaginatedParams { cursor }) => answer(
             inner
@@ -79,7 +74,7 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
                 .map(|(resource_templates, next_cursor)| {
                     ServerResult::ListResourceTemplates(ListResourceTemplatesResult { resource_templates, next_cursor })
                 })
-                .map_err(page_error),
+                .map_err(Refusal::Cursor),
         ),
         ClientRequest::ReadResource(ResourceParams { uri }) => {
             let read = if let Some(entry) = inner.resources.get(uri) {
@@ -93,35 +88,32 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
                     None => Err(HandlerError::ResourceNotFound(uri.clone())),
                 }
             };
-            Answer::of(read.map(ServerResult::ReadResource), rev)
+            Answer::of(read.map(ServerResult::ReadResource))
         }
         ClientRequest::ListPrompts(PaginatedParams { cursor }) => answer(
             inner
                 .prompts
                 .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.prompt.clone())
                 .map(|(prompts, next_cursor)| ServerResult::ListPrompts(ListPromptsResult { prompts, next_cursor }))
-                .map_err(page_error),
+                .map_err(Refusal::Cursor),
         ),
         ClientRequest::GetPrompt(GetPromptParams { name, arguments }) => {
             let Some(entry) = inner.prompts.get(name) else {
-                return Answer::Error(ErrorObject::invalid_params(format!("Unknown prompt: {name}")));
+                return Answer::Refused(Refusal::UnknownPrompt(name.clone()));
             };
             let arguments = arguments.clone().unwrap_or_default();
-            let missing: Vec<&str> = entry
+            let missing: Vec<String> = entry
                 .prompt
                 .arguments
                 .iter()
                 .flatten()
                 .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
-                .map(|a| a.name.as_str())
+                .map(|a| a.name.clone())
                 .collect();
             if !missing.is_empty() {
-                return Answer::Error(ErrorObject::invalid_params(format!(
-                    "prompt {name} is missing required argument(s): {}",
-                    missing.join(", ")
-                )));
+                return Answer::Refused(Refusal::MissingArguments { prompt: name.clone(), missing });
             }
-            Answer::of((entry.handler)(arguments, ctx.clone()).await.map(ServerResult::GetPrompt), rev)
+            Answer::of((entry.handler)(arguments, ctx.clone()).await.map(ServerResult::GetPrompt))
         }
         ClientRequest::Complete(params) => Box::pin(complete(server, params, ctx)).await,
         ClientRequest::GetTask(_)
@@ -135,9 +127,7 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
         | ClientRequest::SetLevel(_)
         | ClientRequest::Subscribe(_)
         | ClientRequest::Unsubscribe(_)
-        | ClientRequest::Listen(_) => {
-            Answer::Error(ErrorObject::internal(format!("{} is answered by the engine", request.method())))
-        }
+        | ClientRequest::Listen(_) => Answer::Refused(Refusal::EngineMethod(request.method())),
     }
 }
 
@@ -149,17 +139,17 @@ async fn complete(server: &Server, params: &CompleteParams, ctx: &Context) -> An
     if let Some(handler) = custom {
         return match handler(params.clone(), ctx.clone()).await {
             Ok(result) => Answer::Result(ServerResult::Complete(result)),
-            Err(e) => Answer::Error(protocol_error(e, ctx.revision())),
+            Err(e) => Answer::Refused(Refusal::Handler(e)),
         };
     }
     let candidates = match &params.reference {
         CompletionReference::Prompt { name } => match inner.prompts.get(name) {
             Some(p) => p.completions.get(&params.argument.name).cloned(),
-            None => return Answer::Error(ErrorObject::invalid_params(format!("Unknown prompt: {name}"))),
+            None => return Answer::Refused(Refusal::UnknownPrompt(name.clone())),
         },
         CompletionReference::Resource { uri } => match inner.templates.get(uri) {
             Some(t) => t.completions.get(&params.argument.name).cloned(),
-            None => return Answer::Error(ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))),
+            None => return Answer::Refused(Refusal::UnknownTemplate(uri.clone())),
         },
     };
     let values = candidates.unwrap_or_default().into_iter().filter(|v| v.starts_with(&params.argument.value)).collect();

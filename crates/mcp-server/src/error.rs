@@ -1,13 +1,15 @@
 //! What a handler can fail with.
 
-use mcp_protocol::ErrorObject;
+use std::sync::Arc;
+
+use mcp_protocol::{ErrorObject, Method};
 
 /// The error a tool, resource, prompt or completion handler returns.
 ///
 /// A [`HandlerError::Protocol`] becomes a JSON-RPC error response. A [`HandlerError::Tool`]
 /// is a failure of the tool itself: for `tools/call` it becomes a result with
 /// `isError: true` (so that the model sees it), elsewhere an internal error.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum HandlerError {
     /// A protocol-level error, sent as is.
     #[error("{0}")]
@@ -23,6 +25,10 @@ pub enum HandlerError {
     /// `input_required`. Never produced in the legacy era.
     #[error("input required from the client")]
     InputRequired,
+    /// A question to the client (sampling, elicitation, roots) got no usable answer. (A
+    /// client that answers with a JSON-RPC error gives [`HandlerError::Protocol`]: its error.)
+    #[error(transparent)]
+    Ask(#[from] AskError),
 }
 
 impl HandlerError {
@@ -34,6 +40,62 @@ impl HandlerError {
     /// An invalid-params protocol error.
     pub fn invalid_params(message: impl std::fmt::Display) -> Self {
         Self::Protocol(ErrorObject::invalid_params(message))
+    }
+}
+
+/// Why a question to the client got no usable answer. Ask with the `is_*` predicates.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskError {
+    /// The client did not declare the capability the question needs.
+    #[error("the client does not support {0}")]
+    Unsupported(&'static str),
+    /// The request is not part of a legacy session (2026-07-28 asks in rounds instead).
+    #[error("no session to ask the client on")]
+    NoSession,
+    /// The connection closed before the answer.
+    #[error("connection closed")]
+    Closed,
+    /// The client did not answer in time (it was told to stop).
+    #[error("the client did not answer {0} in time")]
+    TimedOut(Method),
+    /// The client's answer is not a valid result of the question's method.
+    #[error("malformed {method} result from the client")]
+    Malformed {
+        /// The question's method.
+        method: Method,
+        /// What is wrong with the answer.
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
+    /// The task the handler runs as ended (cancelled, or failed) while it waited.
+    #[error("the task is {0}")]
+    TaskEnded(mcp_protocol::types::TaskStatus),
+}
+
+impl AskError {
+    /// The client does not support the question.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Self::Unsupported(_))
+    }
+
+    /// The connection closed first.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Self::Closed)
+    }
+
+    /// The client did not answer in time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::TimedOut(_))
+    }
+
+    /// The answer came but is not a valid result.
+    pub fn is_malformed(&self) -> bool {
+        matches!(self, Self::Malformed { .. })
+    }
+
+    pub(crate) fn malformed(method: Method, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Malformed { method, source: Arc::new(source) }
     }
 }
 

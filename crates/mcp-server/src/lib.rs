@@ -32,12 +32,13 @@ mod context;
 mod dispatch;
 mod error;
 mod link;
+mod refusal;
 mod server;
 mod session;
 mod tasks;
 
 pub use context::{Context, InputRequest};
-pub use error::{HandlerError, HandlerResult};
+pub use error::{AskError, HandlerError, HandlerResult};
 pub use mcp_protocol::engine::Change;
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;

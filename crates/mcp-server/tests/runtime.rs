@@ -398,6 +398,59 @@ async fn legacy_sampling_is_a_real_request_and_times_out() {
     assert_eq!(r["result"]["isError"], true, "{r}");
 }
 
+/// What a handler's question came to, as the tool reports it.
+fn describe(outcome: Result<mcp_protocol::types::CreateMessageResult, HandlerError>) -> String {
+    match outcome {
+        Ok(r) => format!("answered by {}", r.model),
+        Err(HandlerError::Ask(e)) => {
+            let source = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
+            format!(
+                "timeout={} unsupported={} malformed={} closed={} source={source}",
+                e.is_timeout(),
+                e.is_unsupported(),
+                e.is_malformed(),
+                e.is_closed()
+            )
+        }
+        Err(other) => format!("other: {other}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_learns_why_its_question_got_no_answer() {
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    let server = Server::builder("s", "1").request_timeout(TIMEOUT).build();
+    server.add_tool(tool("why"), |_, ctx: Context| async move {
+        let params = serde_json::from_value(
+            json!({"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"maxTokens":5}),
+        )
+        .unwrap();
+        Ok(CallToolResult::text(describe(ctx.sample(params).await)))
+    });
+    let text = |r: &Value| r["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({"sampling":{}})).await;
+    // An answer that is not a sampling result: malformed, the engine's finding as the cause.
+    peer.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"why"}})).await;
+    let req = peer.recv().await;
+    peer.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"role":"assistant"}})).await;
+    let said = text(&peer.recv().await);
+    assert!(said.starts_with("timeout=false unsupported=false malformed=true closed=false source="), "{said}");
+    assert!(said.len() > "timeout=false unsupported=false malformed=true closed=false source=".len(), "{said}");
+    // No answer: a timeout.
+    peer.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"why"}})).await;
+    let _question = peer.recv().await;
+    let _cancelled = peer.recv().await;
+    assert_eq!(text(&peer.recv().await), "timeout=true unsupported=false malformed=false closed=false source=");
+
+    // A client without the capability is not asked.
+    let mut peer = Peer::start(&server);
+    peer.initialize("2025-06-18", json!({})).await;
+    let r = peer.call("tools/call", json!({"name":"why"})).await;
+    assert_eq!(text(&r), "timeout=false unsupported=true malformed=false closed=false source=");
+}
+
 #[tokio::test]
 async fn tool_errors_are_results_and_protocol_errors_are_errors() {
     let server = Server::builder("s", "1").build();

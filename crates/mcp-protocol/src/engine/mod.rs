@@ -36,6 +36,6 @@ pub use client::{ClientNews, ClientPeer, ClientSettings, ConnectError, Negotiate
 pub use peer::{Event, Events, Failure, Now, SendOptions, Transmit, Transmits};
 pub use role::{Client, Role, Server};
 pub use server::{
-    missing_capability, tasks_extension_missing, Change, Feature, Offer, Refusal, Scope, ServedRequest, ServerNews,
+    missing_capability, tasks_extension_missing, Change, Feature, NotAsked, Offer, Scope, ServedRequest, ServerNews,
     ServerPeer, ServerSettings, Session, TaskMethods,
 };

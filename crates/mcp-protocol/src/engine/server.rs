@@ -883,11 +883,11 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         options: SendOptions,
         waiter: W,
         now: Now,
-    ) -> Result<RequestId, Refusal> {
-        let session = self.session.as_ref().ok_or(Refusal::NoSession)?;
+    ) -> Result<RequestId, NotAsked> {
+        let session = self.session.as_ref().ok_or(NotAsked::NoSession)?;
         let scope = Scope { revision: session.revision, capabilities: session.capabilities.clone(), client_info: None };
         if let Some(capability) = scope.lacks(question) {
-            return Err(Refusal::MissingCapability(capability));
+            return Err(NotAsked::MissingCapability(capability));
         }
         let (id, _) = self.core.allocate(false);
         let text = codec::write_server_request(&id, question, meta, session.revision);
@@ -973,7 +973,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
 
 /// Why a request to the client was not sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum NotAsked {
     /// There is no legacy session to send it on (2026-07-28 asks in rounds instead).
     NoSession,
     /// The client did not declare the capability the request needs.

@@ -628,12 +628,15 @@ fn capability_gating_of_questions_to_the_client() {
     let mut pair = Pair::new(settings, server_settings());
     pair.connect();
     let refused = pair.server.request(&elicit(), None, SendOptions::default(), "ask", pair.now);
-    assert_eq!(refused, Err(Refusal::MissingCapability("elicitation")));
+    assert_eq!(refused, Err(NotAsked::MissingCapability("elicitation")));
     let ok = pair.server.request(&ServerRequest::Ping, None, SendOptions::default(), "ping", pair.now);
     assert!(ok.is_ok());
     // Before any session there is nothing to send on.
     let mut lone = ServerPeer::<(), ()>::new(Arc::new(server_settings()));
-    assert_eq!(lone.request(&ServerRequest::Ping, None, SendOptions::default(), (), pair.now), Err(Refusal::NoSession));
+    assert_eq!(
+        lone.request(&ServerRequest::Ping, None, SendOptions::default(), (), pair.now),
+        Err(NotAsked::NoSession)
+    );
 }
 
 #[test]

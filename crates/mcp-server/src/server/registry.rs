@@ -20,7 +20,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 use crate::context::Context;
-use crate::error::HandlerResult;
+use crate::error::{AskError, HandlerError, HandlerResult};
 
 /// A tool handler: arguments in, result out.
 pub type ToolHandler =
@@ -72,7 +72,9 @@ impl ToolEntry {
             )));
         }
         match (self.handler)(arguments, ctx).await {
-            Err(crate::error::HandlerError::Tool(message)) => Ok(CallToolResult::error(message)),
+            Err(HandlerError::Tool(message)) => Ok(CallToolResult::error(message)),
+            // A question the client cannot be asked is the tool's failure: the model sees it.
+            Err(HandlerError::Ask(e @ AskError::Unsupported(_))) => Ok(CallToolResult::error(e.to_string())),
             other => other,
         }
     }

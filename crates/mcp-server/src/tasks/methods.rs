@@ -5,12 +5,13 @@ use mcp_protocol::engine::cursor::fingerprint;
 use mcp_protocol::engine::task::{TaskOutcome, TaskStoreError};
 use mcp_protocol::message::{ClientRequest, ServerResult};
 use mcp_protocol::types::{EmptyResult, ListTasksResult, PaginatedParams};
-use mcp_protocol::{ErrorObject, Method};
+use mcp_protocol::Method;
 use serde_json::{json, Map, Value};
 
 use super::run::owner;
-use super::runtime::{related_task_meta, store_error};
+use super::runtime::related_task_meta;
 use crate::context::Context;
+use crate::refusal::Refusal;
 use crate::server::Server;
 
 fn empty() -> ServerResult {
@@ -18,12 +19,8 @@ fn empty() -> ServerResult {
 }
 
 /// Answers `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `tasks/update`.
-pub(crate) async fn dispatch(
-    server: &Server,
-    request: &ClientRequest,
-    ctx: &Context,
-) -> Result<ServerResult, ErrorObject> {
-    let not_offered = || ErrorObject::method_not_found(request.method().as_str());
+pub(crate) async fn dispatch(server: &Server, request: &ClientRequest, ctx: &Context) -> Result<ServerResult, Refusal> {
+    let not_offered = || Refusal::NotOffered(request.method());
     let runtime = server.inner.tasks.clone().ok_or_else(not_offered)?;
     let modern = ctx.revision().is_modern();
     let owner = owner(ctx);
@@ -47,10 +44,8 @@ pub(crate) async fn dispatch(
                     }
                     Ok(ServerResult::TaskPayload(value))
                 }
-                Some(TaskOutcome::Error(e)) => Err(e),
-                None => {
-                    Err(ErrorObject::invalid_params(format!("Task {} was cancelled: it has no result", record.task_id)))
-                }
+                Some(TaskOutcome::Error(e)) => Err(Refusal::TaskFailed(e)),
+                None => Err(Refusal::NoTaskResult(record.task_id)),
             }
         }
         ClientRequest::ListTasks(PaginatedParams { cursor }) => {
@@ -61,10 +56,10 @@ pub(crate) async fn dispatch(
             let scope_fp = fingerprint([Method::ListTasks.as_str(), owner.unwrap_or("")]);
             let after = match cursor.as_deref() {
                 None => None,
-                Some(c) => Some(cursors.decode(c, scope_fp).map_err(ErrorObject::invalid_params)? as u64),
+                Some(c) => Some(cursors.decode(c, scope_fp)? as u64),
             };
             let page_size = server.inner.config.page_size;
-            let page = runtime.store.list(owner, after, page_size).await.map_err(store_error)?;
+            let page = runtime.store.list(owner, after, page_size).await?;
             let next_cursor = page.next_after.map(|seq| cursors.encode(seq as usize, scope_fp));
             let tasks = page.tasks.iter().map(|r| r.to_task(false)).collect();
             Ok(ServerResult::ListTasks(ListTasksResult { tasks, next_cursor }))
@@ -77,16 +72,15 @@ pub(crate) async fn dispatch(
                 if !record.status.is_terminal() {
                     match runtime.cancel(&record.task_id, "The task was cancelled by request.").await {
                         Ok(_) | Err(TaskStoreError::Terminal(_)) => {}
-                        Err(e) => return Err(store_error(e)),
+                        Err(e) => return Err(e.into()),
                     }
                 }
                 return Ok(empty());
             }
             if record.status.is_terminal() {
-                return Err(store_error(TaskStoreError::Terminal(record.status)));
+                return Err(TaskStoreError::Terminal(record.status).into());
             }
-            let record =
-                runtime.cancel(&record.task_id, "The task was cancelled by request.").await.map_err(store_error)?;
+            let record = runtime.cancel(&record.task_id, "The task was cancelled by request.").await?;
             Ok(ServerResult::Task(Box::new(record.to_task(false))))
         }
         ClientRequest::UpdateTask(p) => {
@@ -100,11 +94,7 @@ pub(crate) async fn dispatch(
                     serde_json::from_value(question.clone()).ok();
                 let Some(question) = question else { continue };
                 if !question.accepts(answer) {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "{}: the answer to {key:?} is not a valid {} result",
-                        Method::UpdateTask,
-                        question.method()
-                    )));
+                    return Err(Refusal::InvalidTaskAnswer { key: key.clone(), method: question.method() });
                 }
                 accepted.insert(key.clone(), answer.clone());
             }
@@ -112,7 +102,7 @@ pub(crate) async fn dispatch(
                 let change = mcp_protocol::engine::task::TaskChange::Answer { responses: accepted };
                 match runtime.apply(&record.task_id, change).await {
                     Ok(_) | Err(TaskStoreError::Terminal(_)) => {}
-                    Err(e) => return Err(store_error(e)),
+                    Err(e) => return Err(e.into()),
                 }
             }
             Ok(empty())

@@ -6,17 +6,18 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use mcp_protocol::engine::task::{TaskChange, TaskOutcome, TaskRecord, TaskStoreError};
-use mcp_protocol::engine::{tasks_extension_missing, Scope};
+use mcp_protocol::engine::Scope;
 use mcp_protocol::message::{ClientRequest, ServerResult};
 use mcp_protocol::types::{CallToolResult, CreateTaskResult, JsonObject, TaskStatus, TaskSupport, Tool};
 use mcp_protocol::{ErrorObject, Method, ProtocolVersion};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::runtime::{store_error, TaskLink, TaskRuntime};
+use super::runtime::{TaskLink, TaskRuntime};
 use super::store::now_ms;
-use crate::answer::{protocol_error, Answer};
+use crate::answer::Answer;
 use crate::context::Context;
 use crate::error::HandlerResult;
+use crate::refusal::{protocol_error, Refusal};
 use crate::server::registry::ToolEntry;
 use crate::server::Server;
 
@@ -37,22 +38,14 @@ pub(crate) fn plan_tool_call(
     scope: &Scope,
     tool: &Tool,
     task: Option<&mcp_protocol::types::TaskMetadata>,
-) -> Result<ToolPlan, ErrorObject> {
+) -> Result<ToolPlan, Refusal> {
     let Some(runtime) = runtime else { return Ok(ToolPlan::Inline) };
     let support = tool.task_support();
     if scope.revision == ProtocolVersion::V2025_11_25 {
         return match (task, support) {
-            (Some(_), TaskSupport::Forbidden) => Err(ErrorObject::method_not_found(&format!(
-                "{}: tool {} does not support task-augmented execution",
-                Method::CallTool,
-                tool.name
-            ))),
+            (Some(_), TaskSupport::Forbidden) => Err(Refusal::TaskMode { tool: tool.name.clone(), required: false }),
             (Some(m), _) => Ok(ToolPlan::LegacyTask(m.ttl)),
-            (None, TaskSupport::Required) => Err(ErrorObject::method_not_found(&format!(
-                "{}: tool {} requires task-augmented execution (params.task)",
-                Method::CallTool,
-                tool.name
-            ))),
+            (None, TaskSupport::Required) => Err(Refusal::TaskMode { tool: tool.name.clone(), required: true }),
             (None, _) => Ok(ToolPlan::Inline),
         };
     }
@@ -61,7 +54,7 @@ pub(crate) fn plan_tool_call(
         return match (support, scope.declares_tasks_extension()) {
             (TaskSupport::Forbidden, _) => Ok(ToolPlan::Inline),
             (support, true) => Ok(ToolPlan::Modern(support)),
-            (TaskSupport::Required, false) => Err(tasks_extension_missing()),
+            (TaskSupport::Required, false) => Err(Refusal::TasksExtensionMissing),
             (TaskSupport::Optional, false) => Ok(ToolPlan::Inline),
         };
     }
@@ -108,13 +101,9 @@ fn tool_work(entry: Arc<ToolEntry>, arguments: JsonObject, ctx: Context) -> Task
 }
 
 /// Stores a new `working` task for a request, or the error to answer.
-async fn create_task(
-    runtime: &TaskRuntime,
-    ctx: &Context,
-    requested_ttl: Option<u64>,
-) -> Result<TaskRecord, ErrorObject> {
+async fn create_task(runtime: &TaskRuntime, ctx: &Context, requested_ttl: Option<u64>) -> Result<TaskRecord, Refusal> {
     if runtime.running() >= runtime.config.max_running {
-        return Err(ErrorObject::internal("too many running tasks; try again later"));
+        return Err(Refusal::TooManyTasks);
     }
     let record = TaskRecord::new(
         mcp_protocol::id::random_id(),
@@ -125,7 +114,7 @@ async fn create_task(
         Some(runtime.config.poll_interval),
         now_ms(),
     );
-    runtime.store.create(record).await.map_err(store_error)
+    Ok(runtime.store.create(record).await?)
 }
 
 fn created(record: &TaskRecord) -> ServerResult {
@@ -140,7 +129,7 @@ pub(crate) async fn start_tool_task(
     entry: Arc<ToolEntry>,
     arguments: JsonObject,
     requested_ttl: Option<u64>,
-) -> Result<ServerResult, ErrorObject> {
+) -> Result<ServerResult, Refusal> {
     let record = create_task(runtime, ctx, requested_ttl).await?;
     let task_id = record.task_id.clone();
     // The handler outlives the request and ends with its session; its messages go to the
@@ -188,7 +177,7 @@ pub(crate) async fn run_modern_tool(
         None => {
             let record = match create_task(runtime, ctx, None).await {
                 Ok(record) => record,
-                Err(e) => return Answer::Error(e),
+                Err(e) => return Answer::Refused(e),
             };
             let task_id = record.task_id.clone();
             ctx.attach_task(Arc::new(TaskLink::new(task_id.clone(), runtime.clone(), true)));
@@ -205,16 +194,16 @@ pub(crate) async fn run_modern_tool(
     });
     let asks = matches!(result, Err(crate::error::HandlerError::InputRequired));
     if support != TaskSupport::Required || asks {
-        return Answer::of(result.map(ServerResult::CallTool), ctx.revision());
+        return Answer::of(result.map(ServerResult::CallTool));
     }
     // A task-only tool that finished at once: a task, born terminal.
     let record = match create_task(runtime, ctx, None).await {
         Ok(record) => record,
-        Err(e) => return Answer::Error(e),
+        Err(e) => return Answer::Refused(e),
     };
     match runtime.store.update(&record.task_id, finish_change(Ok(result), ctx.revision())).await {
         Ok(record) => Answer::Result(created(&record)),
-        Err(e) => Answer::Error(store_error(e)),
+        Err(e) => Answer::Refused(e.into()),
     }
 }
 

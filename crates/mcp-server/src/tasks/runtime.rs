@@ -8,7 +8,6 @@ use std::time::Duration;
 use mcp_protocol::engine::task::{TaskChange, TaskRecord, TaskStoreError};
 use mcp_protocol::message::{ServerNotification, ServerRequest};
 use mcp_protocol::types::{JsonObject, RelatedTaskMetadata, TaskStatus, RELATED_TASK_META, TASKS_EXTENSION};
-use mcp_protocol::ErrorObject;
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
@@ -17,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use super::config::{TaskConfig, TaskSettings};
 use super::store::{InMemoryTaskStore, TaskStore};
 use crate::context::Context;
-use crate::error::HandlerError;
+use crate::error::{AskError, HandlerError};
 use crate::link::Link;
+use crate::refusal::Refusal;
 
 /// A task handler running on this server.
 struct Running {
@@ -34,16 +34,6 @@ pub(crate) struct TaskRuntime {
     pub(crate) config: TaskConfig,
     running: Mutex<HashMap<String, Running>>,
     pub(crate) changed: broadcast::Sender<String>,
-}
-
-pub(crate) fn store_error(e: TaskStoreError) -> ErrorObject {
-    match e {
-        TaskStoreError::NotFound => ErrorObject::invalid_params("Failed to retrieve task: Task not found"),
-        TaskStoreError::Terminal(status) => {
-            ErrorObject::invalid_params(format!("Cannot cancel task: already in terminal status '{status}'"))
-        }
-        other => ErrorObject::internal(other),
-    }
 }
 
 impl TaskRuntime {
@@ -113,10 +103,10 @@ impl TaskRuntime {
     }
 
     /// The task of `owner`, or the `-32602` of an unknown one.
-    pub(crate) async fn find(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, ErrorObject> {
-        match self.store.get(task_id).await.map_err(store_error)? {
+    pub(crate) async fn find(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, Refusal> {
+        match self.store.get(task_id).await? {
             Some(r) if r.owner.as_deref() == owner => Ok(r),
-            _ => Err(store_error(TaskStoreError::NotFound)),
+            _ => Err(TaskStoreError::NotFound.into()),
         }
     }
 
@@ -132,7 +122,7 @@ impl TaskRuntime {
     }
 
     /// Waits until the task is terminal (or gone).
-    pub(crate) async fn wait_terminal(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, ErrorObject> {
+    pub(crate) async fn wait_terminal(&self, task_id: &str, owner: Option<&str>) -> Result<TaskRecord, Refusal> {
         let mut changes = self.changed.subscribe();
         loop {
             let record = self.find(task_id, owner).await?;
@@ -190,7 +180,7 @@ impl TaskLink {
         questions: Vec<(String, ServerRequest)>,
     ) -> Result<HashMap<String, Value>, HandlerError> {
         let runtime = &self.runtime;
-        let store_failure = |e| HandlerError::Protocol(store_error(e));
+        let store_failure = |e| HandlerError::Protocol(Refusal::Store(e).into_error(ctx.revision()));
         if !self.modern {
             let waiting = TaskChange::Status {
                 status: TaskStatus::InputRequired,
@@ -230,7 +220,7 @@ impl TaskLink {
                 .map_err(store_failure)?
                 .ok_or_else(|| store_failure(TaskStoreError::NotFound))?;
             if record.status.is_terminal() {
-                return Err(HandlerError::Protocol(ErrorObject::internal(format!("the task is {}", record.status))));
+                return Err(AskError::TaskEnded(record.status).into());
             }
             if wire.iter().all(|(_, w)| record.input_responses.contains_key(w)) {
                 let answers =
@@ -242,7 +232,7 @@ impl TaskLink {
             }
             tokio::select! {
                 _ = ctx.cancellation().cancelled() => {
-                    return Err(HandlerError::Protocol(ErrorObject::internal("the task was cancelled")));
+                    return Err(AskError::TaskEnded(TaskStatus::Cancelled).into());
                 }
                 _ = changes.recv() => {}
                 _ = tokio::time::sleep(runtime.config.poll_interval) => {}
