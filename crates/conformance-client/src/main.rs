@@ -19,7 +19,7 @@ use mcp_client::{Client, ClientSession};
 use mcp_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitParams, ElicitResult, JsonObject, Role, SamplingContent,
 };
-use mcp_protocol::ProtocolVersion;
+use mcp_protocol::{Method, ProtocolVersion};
 use mcp_transport::http::{self, HttpOptions};
 use serde_json::{json, Value};
 
@@ -226,8 +226,10 @@ async fn authorized(scenario: &str, url: &str, version: Option<ProtocolVersion>,
 /// may make unrelated calls between rounds, and treats a missing `resultType` as complete.
 async fn mrtr_request_state(session: &ClientSession) -> Result<()> {
     session.list_all_tools().await?;
-    let first = session.request("tools/call", Some(json!({"name": "test_mrtr_echo_state", "arguments": {}}))).await?;
-    session.request("tools/call", Some(json!({"name": "test_mrtr_unrelated", "arguments": {}}))).await?;
+    let first = session
+        .request(Method::CallTool.as_str(), Some(json!({"name": "test_mrtr_echo_state", "arguments": {}})))
+        .await?;
+    session.request(Method::CallTool.as_str(), Some(json!({"name": "test_mrtr_unrelated", "arguments": {}}))).await?;
     let mut responses = JsonObject::new();
     for (key, _) in first["inputRequests"].as_object().into_iter().flatten() {
         responses.insert(key.clone(), json!({"action": "accept", "content": {"confirmed": true}}));
@@ -236,7 +238,7 @@ async fn mrtr_request_state(session: &ClientSession) -> Result<()> {
     if let Some(state) = first.get("requestState") {
         retry["requestState"] = state.clone();
     }
-    let done = session.request("tools/call", Some(retry)).await?;
+    let done = session.request(Method::CallTool.as_str(), Some(retry)).await?;
     tracing::info!(text = %text_of(&done), "echo_state");
     // The same through the runtime's own loop, for the tools that need it.
     session.call_tool("test_mrtr_no_state", json!({})).await?;

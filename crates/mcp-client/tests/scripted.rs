@@ -330,7 +330,7 @@ async fn negotiation_failures_are_clear() {
     script.await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_late_response_after_a_timeout_is_ignored() {
     let (client_end, mut fake) = Fake::pair();
     let script = tokio::spawn(async move {

@@ -230,7 +230,7 @@ async fn modern_is_detected_and_every_call_works() {
     exercise(&session, &server).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_is_detected_whatever_the_server_answers_to_the_probe() {
     let (server, _) = test_server();
     let client = full_client(Client::builder("c", "1").probe_timeout(Duration::from_millis(300)));
@@ -377,7 +377,7 @@ async fn a_dropped_call_cancels_the_server_handler() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_timeout_fails_the_call_and_cancels_it() {
     for pinned in [Some(ProtocolVersion::V2024_11_05), None] {
         let (server, probes) = test_server();
@@ -389,7 +389,8 @@ async fn a_timeout_fails_the_call_and_cancels_it() {
         let started = tokio::time::Instant::now();
         let e = session.with_timeout(Duration::from_millis(200)).call_tool("slow", json!({})).await.unwrap_err();
         assert!(e.is_timeout(), "{e}");
-        assert!(started.elapsed() < Duration::from_secs(2));
+        // On the paused clock: failed exactly when the timeout passed, not before.
+        assert_eq!(started.elapsed(), Duration::from_millis(200), "{pinned:?}");
         assert!(eventually(&probes.slow_dropped).await, "{pinned:?}: the timeout cancelled the handler");
         // The default timeout of the session is unchanged.
         assert_eq!(text(&session.call_tool("echo", json!({"text": "x"})).await.unwrap()), "x");

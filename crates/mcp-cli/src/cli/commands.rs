@@ -8,6 +8,7 @@ use mcp_protocol::types::{
     CallToolResult, CompleteParams, CompletionArgument, CompletionContext, CompletionReference, ContentBlock, Prompt,
     Resource, ResourceTemplate, Role, Tool,
 };
+use mcp_protocol::Method;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
@@ -147,13 +148,13 @@ fn info(conn: &Connected, json: bool) -> Outcome {
 // ---- list ----
 
 /// Every item of a paginated list, as the server sent it.
-async fn list_raw(session: &ClientSession, method: &str, key: &str) -> Result<Vec<Value>, CommandError> {
+async fn list_raw(session: &ClientSession, method: Method, key: &str) -> Result<Vec<Value>, CommandError> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..1000 {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let result = session.request(method, params).await?;
+        let result = session.request(method.as_str(), params).await?;
         match result.get(key) {
             Some(Value::Array(page)) => items.extend(page.iter().cloned()),
             None | Some(Value::Null) => {}
@@ -185,19 +186,19 @@ fn decode_all<T: DeserializeOwned>(items: &[Value]) -> Vec<Result<T, (String, St
 }
 
 struct Kind {
-    method: &'static str,
+    method: Method,
     key: &'static str,
     title: &'static str,
 }
 
 fn kind_info(kind: ListKind) -> Kind {
     match kind {
-        ListKind::Tools => Kind { method: "tools/list", key: "tools", title: "Tools" },
-        ListKind::Resources => Kind { method: "resources/list", key: "resources", title: "Resources" },
+        ListKind::Tools => Kind { method: Method::ListTools, key: "tools", title: "Tools" },
+        ListKind::Resources => Kind { method: Method::ListResources, key: "resources", title: "Resources" },
         ListKind::Templates => {
-            Kind { method: "resources/templates/list", key: "resourceTemplates", title: "Resource templates" }
+            Kind { method: Method::ListResourceTemplates, key: "resourceTemplates", title: "Resource templates" }
         }
-        ListKind::Prompts => Kind { method: "prompts/list", key: "prompts", title: "Prompts" },
+        ListKind::Prompts => Kind { method: Method::ListPrompts, key: "prompts", title: "Prompts" },
     }
 }
 
@@ -380,7 +381,7 @@ async fn list(conn: &Connected, kind: Option<ListKind>, json: bool) -> Outcome {
 // ---- call ----
 
 async fn find_tool(session: &ClientSession, name: &str) -> Result<Tool, CommandError> {
-    let items = list_raw(session, "tools/list", "tools").await?;
+    let items = list_raw(session, Method::ListTools, "tools").await?;
     let tools: Vec<Tool> = decode_all::<Tool>(&items).into_iter().filter_map(Result::ok).collect();
     if let Some(tool) = tools.iter().find(|t| t.name == name) {
         return Ok(tool.clone());
@@ -507,7 +508,7 @@ async fn check_prompt(
     name: &str,
     arguments: &BTreeMap<String, String>,
 ) -> Result<(), CommandError> {
-    let items = list_raw(session, "prompts/list", "prompts").await?;
+    let items = list_raw(session, Method::ListPrompts, "prompts").await?;
     let prompts: Vec<Prompt> = decode_all::<Prompt>(&items).into_iter().filter_map(Result::ok).collect();
     let Some(prompt) = prompts.iter().find(|p| p.name == name) else {
         let hint = suggest(name, prompts.iter().map(|p| p.name.as_str()))
