@@ -201,3 +201,37 @@ async fn slow_requests_are_answered_504_and_cancelled() {
         session.close().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_tool_with_invalid_header_annotations_is_dropped_where_headers_are_sent() {
+    let server = mcp_server::Server::builder("s", "1").build();
+    let schema = |annotated: serde_json::Value| json!({"type": "object", "properties": {"region": annotated}});
+    let tool = |name: &str, annotated| mcp_protocol::types::Tool::new(name, name, schema(annotated));
+    let answer = |_, _| async { Ok(mcp_protocol::types::CallToolResult::text("ok")) };
+    server.add_tool(tool("good", json!({"type": "string", "x-mcp-header": "Region"})), answer);
+    // An object cannot travel in a header: the annotation is invalid.
+    server.add_tool(tool("bad", json!({"type": "object", "x-mcp-header": "Region"})), answer);
+    server.add_tool(tool("unnamed", json!({"type": "string", "x-mcp-header": "not a header"})), answer);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let http = McpHttp::new(server.clone(), HttpConfig::default());
+    let _task = tokio::spawn(async move { http.serve(listener).await });
+    let names = |tools: Vec<mcp_protocol::types::Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+
+    // Over HTTP in 2026-07-28 the client sends Mcp-Param-* headers: the tools whose
+    // annotations it cannot honour are not offered to the application.
+    let session = connect(&url, None, HttpMode::Auto).await;
+    assert_eq!(session.era(), Era::Modern);
+    assert_eq!(names(session.list_all_tools().await.unwrap()), ["good"]);
+    assert_eq!(text(&session.call_tool("good", json!({"region": "eu"})).await.unwrap()), "ok");
+    session.close().await.unwrap();
+
+    // Over a transport without headers, the annotations mean nothing: every tool is listed.
+    let (client_end, server_end) = mcp_transport::memory::pair();
+    let _served = tokio::spawn(async move { server.serve(server_end).await });
+    let session = tokio::time::timeout(WAIT, client(None).connect(client_end)).await.unwrap().unwrap();
+    let mut listed = names(session.list_all_tools().await.unwrap());
+    listed.sort();
+    assert_eq!(listed, ["bad", "good", "unnamed"]);
+}
