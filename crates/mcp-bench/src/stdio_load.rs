@@ -7,10 +7,11 @@ use crate::proc_stats;
 use crate::process::{self, ServerProcess, SpawnOptions};
 use crate::stats::{Latencies, LatencySummary};
 use anyhow::{anyhow, bail, Context as _, Result};
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -176,7 +177,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
                 {
                     // Checked under the lock the reader's end test takes, so no call slips
                     // out after the reader decided everything was answered.
-                    let mut sent = lock(&sent);
+                    let mut sent = sent.lock();
                     let now = Instant::now();
                     if now >= end {
                         drop(sent);
@@ -204,7 +205,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
     let grace = end + Duration::from_secs(30);
     loop {
         {
-            let sent = lock(&sent);
+            let sent = sent.lock();
             if sent.is_empty() && Instant::now() >= end {
                 break;
             }
@@ -213,7 +214,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
         let read = tokio::time::timeout_at(grace.into(), stdout.read_line(&mut line)).await;
         let n = match read {
             Err(_) => {
-                first_error.get_or_insert_with(|| format!("{} calls unanswered 30 s after the end", lock(&sent).len()));
+                first_error.get_or_insert_with(|| format!("{} calls unanswered 30 s after the end", sent.lock().len()));
                 break;
             }
             Ok(r) => r?,
@@ -224,7 +225,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
         }
         let msg = line.trim_end();
         let Some(id) = reply_id(msg) else { continue };
-        let Some(t0) = lock(&sent).remove(&id) else { continue };
+        let Some(t0) = sent.lock().remove(&id) else { continue };
         let t1 = Instant::now();
         permits.add_permits(1);
         let counted = t1 >= warm_end && t1 < end;
@@ -265,10 +266,6 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
 
 fn stdio_text(id: u64) -> String {
     mcp::echo_text(0, id)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The numeric id of a response (a message with an id and no method).

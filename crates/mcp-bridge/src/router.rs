@@ -8,10 +8,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use mcp_client::ErrorObject;
 use mcp_server::{Context, InputRequest};
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -40,10 +41,6 @@ struct Inner {
     pub(crate) parked: Mutex<HashMap<u64, UpstreamCall>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Removes a registration from the router when dropped.
 pub(crate) struct Registration {
     router: CallRouter,
@@ -54,9 +51,9 @@ pub(crate) struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if self.asker {
-            lock(&self.router.inner.askers).retain(|(k, _)| *k != self.key);
+            self.router.inner.askers.lock().retain(|(k, _)| *k != self.key);
         } else {
-            lock(&self.router.inner.handlers).retain(|(k, _)| *k != self.key);
+            self.router.inner.handlers.lock().retain(|(k, _)| *k != self.key);
         }
     }
 }
@@ -70,24 +67,24 @@ impl CallRouter {
     /// Registers a downstream handler as the newest, until the registration drops.
     pub(crate) fn enter(&self, ctx: &Context) -> Registration {
         let key = self.next_key();
-        lock(&self.inner.handlers).push((key, ctx.clone()));
+        self.inner.handlers.lock().push((key, ctx.clone()));
         Registration { router: self.clone(), key, asker: false }
     }
 
     /// Registers an upstream call's question channel as the newest, until it drops.
     pub(crate) fn add_asker(&self, key: u64, questions: mpsc::UnboundedSender<Question>) -> Registration {
-        lock(&self.inner.askers).push((key, questions));
+        self.inner.askers.lock().push((key, questions));
         Registration { router: self.clone(), key, asker: true }
     }
 
     /// The downstream handler a log message belongs to: the newest one running.
     pub(crate) fn current_handler(&self) -> Option<Context> {
-        lock(&self.inner.handlers).last().map(|(_, c)| c.clone())
+        self.inner.handlers.lock().last().map(|(_, c)| c.clone())
     }
 
     /// Puts an upstream question to the downstream client of the newest upstream call.
     pub(crate) async fn ask(&self, request: InputRequest) -> Result<Value, ErrorObject> {
-        let asker = lock(&self.inner.askers).last().map(|(_, a)| a.clone());
+        let asker = self.inner.askers.lock().last().map(|(_, a)| a.clone());
         let asker = asker.ok_or_else(|| {
             ErrorObject::internal("the upstream server asked a question outside any call in progress")
         })?;
@@ -98,7 +95,8 @@ impl CallRouter {
         reply.await.map_err(|_| ErrorObject::internal("the downstream call ended before answering"))?
     }
 
+    /// The calls parked for a downstream retry (see [`crate::relay`]), locked.
     pub(crate) fn parked(&self) -> MutexGuard<'_, HashMap<u64, UpstreamCall>> {
-        lock(&self.inner.parked)
+        self.inner.parked.lock()
     }
 }

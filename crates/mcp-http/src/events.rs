@@ -10,8 +10,9 @@
 //! nothing, and a new connection can take over where the last one stopped.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 /// Keeps the events of SSE streams for replay.
@@ -40,10 +41,6 @@ impl MemoryEventStore {
     pub fn new(per_stream: usize) -> Self {
         Self { per_stream: per_stream.max(1), streams: Mutex::default() }
     }
-
-    fn map(&self) -> std::sync::MutexGuard<'_, Streams> {
-        self.streams.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 impl Default for MemoryEventStore {
@@ -54,7 +51,7 @@ impl Default for MemoryEventStore {
 
 impl EventStore for MemoryEventStore {
     fn append(&self, session: &str, stream: u64, seq: u64, frame: &str) {
-        let mut map = self.map();
+        let mut map = self.streams.lock();
         let log = map.entry((session.to_owned(), stream)).or_default();
         if log.len() >= self.per_stream {
             log.pop_front();
@@ -63,18 +60,18 @@ impl EventStore for MemoryEventStore {
     }
 
     fn replay(&self, session: &str, stream: u64, after: u64) -> Vec<(u64, String)> {
-        let map = self.map();
+        let map = self.streams.lock();
         let Some(log) = map.get(&(session.to_owned(), stream)) else { return Vec::new() };
         let start = log.partition_point(|(seq, _)| *seq <= after);
         log.range(start..).cloned().collect()
     }
 
     fn forget_stream(&self, session: &str, stream: u64) {
-        self.map().remove(&(session.to_owned(), stream));
+        self.streams.lock().remove(&(session.to_owned(), stream));
     }
 
     fn forget_session(&self, session: &str) {
-        self.map().retain(|(s, _), _| s != session);
+        self.streams.lock().retain(|(s, _), _| s != session);
     }
 }
 
@@ -94,35 +91,31 @@ struct LogState {
 }
 
 impl StreamLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Reserves the next sequence number.
     pub(crate) fn next_seq(&self) -> u64 {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         s.last_seq += 1;
         s.last_seq
     }
 
     /// Marks the stream complete.
     pub(crate) fn finish(&self) {
-        self.lock().done = true;
+        self.state.lock().done = true;
         self.changed.notify_waiters();
     }
 
     pub(crate) fn is_done(&self) -> bool {
-        self.lock().done
+        self.state.lock().done
     }
 
     /// Asks current readers to close their connection.
     pub(crate) fn request_close(&self) {
-        self.lock().close_requests += 1;
+        self.state.lock().close_requests += 1;
         self.changed.notify_waiters();
     }
 
     pub(crate) fn close_requests(&self) -> u64 {
-        self.lock().close_requests
+        self.state.lock().close_requests
     }
 }
 
@@ -137,25 +130,21 @@ pub(crate) struct SessionStreams {
 const KEPT_FINISHED: usize = 16;
 
 impl SessionStreams {
-    fn logs(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<StreamLog>>> {
-        self.logs.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The standalone stream (created on first use).
     pub(crate) fn standalone(&self) -> Arc<StreamLog> {
-        self.logs().entry(0).or_default().clone()
+        self.logs.lock().entry(0).or_default().clone()
     }
 
     /// Opens a new request stream; returns its number and log. Finished streams beyond a
     /// few are forgotten (with `forget` called for each).
     pub(crate) fn open(&self, mut forget: impl FnMut(u64)) -> (u64, Arc<StreamLog>) {
         let id = {
-            let mut n = self.next.lock().unwrap_or_else(|e| e.into_inner());
+            let mut n = self.next.lock();
             *n += 1;
             *n
         };
         let log = Arc::new(StreamLog::default());
-        let mut logs = self.logs();
+        let mut logs = self.logs.lock();
         let mut finished: Vec<u64> = logs.iter().filter(|(k, l)| **k != 0 && l.is_done()).map(|(k, _)| *k).collect();
         if finished.len() > KEPT_FINISHED {
             finished.sort_unstable();
@@ -169,7 +158,7 @@ impl SessionStreams {
     }
 
     pub(crate) fn get(&self, stream: u64) -> Option<Arc<StreamLog>> {
-        self.logs().get(&stream).cloned()
+        self.logs.lock().get(&stream).cloned()
     }
 }
 

@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_protocol::frame::Outbound;
 use mcp_protocol::ProtocolVersion;
 use mcp_server::{Server, ServerSession};
+use parking_lot::Mutex;
 use tokio::sync::broadcast::error::RecvError;
 
 use mcp_server::Change;
@@ -39,11 +40,11 @@ impl Session {
     }
 
     fn touch(&self) {
-        *self.last_seen.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *self.last_seen.lock() = Instant::now();
     }
 
     fn idle_for(&self) -> Duration {
-        self.last_seen.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+        self.last_seen.lock().elapsed()
     }
 }
 
@@ -52,7 +53,7 @@ pub(crate) struct StreamSlot(pub(crate) Arc<Session>);
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        *self.0.streaming.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        *self.0.streaming.lock() = false;
     }
 }
 
@@ -67,7 +68,7 @@ impl Session {
 
     /// Claims the session's one GET stream.
     pub(crate) fn claim_stream(self: &Arc<Self>) -> Option<StreamSlot> {
-        let mut s = self.streaming.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.streaming.lock();
         if *s {
             return None;
         }
@@ -107,7 +108,7 @@ impl Sessions {
                     Err(RecvError::Closed) => break,
                 };
                 let Some(sessions) = weak.upgrade() else { break };
-                let open: Vec<Arc<Session>> = sessions.map().values().cloned().collect();
+                let open: Vec<Arc<Session>> = sessions.map.lock().values().cloned().collect();
                 for change in &changed {
                     for session in &open {
                         session.core.announce(change).await;
@@ -116,10 +117,6 @@ impl Sessions {
             }
         });
         sessions
-    }
-
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Opens a session.
@@ -148,20 +145,20 @@ impl Sessions {
                 closed: Default::default(),
             }
         });
-        self.map().insert(session.id.clone(), session.clone());
+        self.map.lock().insert(session.id.clone(), session.clone());
         session
     }
 
     /// The session with this id, marked as active.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let s = self.map().get(id).cloned()?;
+        let s = self.map.lock().get(id).cloned()?;
         s.touch();
         Some(s)
     }
 
     /// Ends a session; returns whether it existed.
     pub(crate) fn remove(&self, id: &str) -> bool {
-        match self.map().remove(id) {
+        match self.map.lock().remove(id) {
             Some(s) => {
                 s.closed.cancel();
                 s.core.close();
@@ -174,14 +171,14 @@ impl Sessions {
 
     /// How many sessions are open.
     pub(crate) fn len(&self) -> usize {
-        self.map().len()
+        self.map.lock().len()
     }
 
     fn expire_idle(&self) {
         let timeout = self.idle_timeout;
-        self.map().retain(|id, s| {
+        self.map.lock().retain(|id, s| {
             // A session with a GET stream open is in use even when quiet.
-            let streaming = *s.streaming.lock().unwrap_or_else(|e| e.into_inner());
+            let streaming = *s.streaming.lock();
             let keep = streaming || s.idle_for() < timeout;
             if !keep {
                 tracing::debug!(session = %id, "idle session expired");

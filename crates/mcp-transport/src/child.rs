@@ -18,10 +18,11 @@ use std::io;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin};
 
@@ -317,13 +318,9 @@ impl StdinSlot {
         Self { state: Mutex::new(SlotState { stdin: Some(stdin), waker: None }) }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn close(&self) {
         let (stdin, waker) = {
-            let mut s = self.lock();
+            let mut s = self.state.lock();
             (s.stdin.take(), s.waker.take())
         };
         drop(stdin);
@@ -337,7 +334,7 @@ impl StdinSlot {
         cx: &mut Context<'_>,
         f: impl FnOnce(Pin<&mut ChildStdin>, &mut Context<'_>) -> Poll<io::Result<T>>,
     ) -> Poll<io::Result<T>> {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         let Some(stdin) = s.stdin.as_mut() else {
             return Poll::Ready(Err(io::Error::new(io::ErrorKind::BrokenPipe, "the child's stdin is closed")));
         };

@@ -122,12 +122,12 @@ impl OAuthClient {
         let value = loop {
             headers.retain(|(n, _)| *n != "dpop");
             if let Some(key) = dpop {
-                let nonce = self.as_nonce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let nonce = self.as_nonce.lock().clone();
                 headers.push(("dpop", key.proof("POST", endpoint, None, nonce.as_deref())?));
             }
             let (result, nonce) = post_form(&self.http, endpoint, &headers, &form).await;
             if let Some(n) = &nonce {
-                *self.as_nonce.lock().unwrap_or_else(|e| e.into_inner()) = Some(n.clone());
+                *self.as_nonce.lock() = Some(n.clone());
             }
             match result {
                 // RFC 9449 §8: the server wants its nonce in the proof; once.

@@ -18,11 +18,12 @@ mod scopes;
 mod tokens;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_transport::http::{AuthChallenge, AuthFailure, AuthProvider, AuthRequest};
+use parking_lot::Mutex;
 
 use crate::challenge::BearerChallenge;
 use crate::dpop::DpopKey;
@@ -124,16 +125,16 @@ impl OAuthClient {
 
     /// The tokens in use, if any.
     pub fn tokens(&self) -> Option<TokenSet> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current.lock().clone()
     }
 
     fn set_tokens(&self, tokens: TokenSet) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(tokens);
+        *self.current.lock() = Some(tokens);
     }
 
     /// The `Authorization` value of the current token (`Bearer …` or `DPoP …`).
     fn header(&self) -> Option<String> {
-        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.current.lock();
         current.as_ref().map(|t| {
             let scheme = if t.is_dpop() { "DPoP" } else { "Bearer" };
             format!("{scheme} {}", t.access_token)
@@ -151,7 +152,7 @@ impl OAuthClient {
                 if challenge.attempt >= self.config.max_attempts {
                     return Err(AuthError::TooManyAttempts(challenge.attempt));
                 }
-                *self.rs_nonce.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce.clone());
+                *self.rs_nonce.lock() = Some(nonce.clone());
                 return Ok(());
             }
         }
@@ -246,14 +247,14 @@ impl AuthProvider for OAuthClient {
     fn headers<'a>(&'a self, request: AuthRequest<'a>) -> BoxFuture<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let expiring = {
-                let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+                let current = self.current.lock();
                 current.as_ref().is_some_and(|t| t.refresh_token.is_some() && t.expires_within(EXPIRY_MARGIN))
             };
             if expiring {
                 self.refresh_if_expiring().await;
             }
             let (authorization, dpop_token) = {
-                let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+                let current = self.current.lock();
                 let dpop_token = current.as_ref().filter(|t| t.is_dpop()).map(|t| t.access_token.clone());
                 drop(current);
                 (self.header(), dpop_token)
@@ -261,7 +262,7 @@ impl AuthProvider for OAuthClient {
             let Some(authorization) = authorization else { return Vec::new() };
             let mut headers = vec![("authorization".to_owned(), authorization)];
             if let (Some(key), Some(token)) = (&self.dpop, dpop_token) {
-                let nonce = self.rs_nonce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let nonce = self.rs_nonce.lock().clone();
                 match key.proof(request.method, request.url, Some(&token), nonce.as_deref()) {
                     Ok(proof) => headers.push(("dpop".to_owned(), proof)),
                     Err(e) => tracing::warn!("no DPoP proof: {e}"),

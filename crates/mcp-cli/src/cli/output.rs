@@ -5,10 +5,10 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use base64::Engine;
 use mcp_protocol::types::{CallToolResult, ContentBlock, ResourceContents};
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::error::{one_line, CliError};
@@ -161,7 +161,7 @@ impl Saver {
     }
 
     fn directory(&self) -> Result<PathBuf, CliError> {
-        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        let mut made = self.made.lock();
         if let Some(d) = made.as_ref() {
             return Ok(d.clone());
         }

@@ -5,11 +5,11 @@
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_protocol::types::{LoggingLevel, LoggingMessageParams, ProgressParams};
+use parking_lot::Mutex;
 use serde_json::Value;
 
 /// How many of the server's last stderr lines are kept to explain a failure.
@@ -40,10 +40,6 @@ pub struct Ui {
     refused: AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Ui {
     /// A UI for `verbose` (the count of `-v`) showing server logs from `log_level` up.
     pub fn new(verbose: u8, log_level: Option<LoggingLevel>) -> Self {
@@ -72,7 +68,7 @@ impl Ui {
 
     /// Writes one line to stderr, above the progress bar if one is drawn.
     pub fn line(&self, text: &str) {
-        let bar = lock(&self.bar).clone();
+        let bar = self.bar.lock().clone();
         let write = || {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{text}");
@@ -85,7 +81,7 @@ impl Ui {
 
     /// Runs `f` (an interactive prompt, say) with the progress bar hidden.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        let bar = lock(&self.bar).clone();
+        let bar = self.bar.lock().clone();
         match bar {
             Some(bar) => bar.suspend(f),
             None => f(),
@@ -123,7 +119,7 @@ impl Ui {
     /// at `-v`.
     pub fn server_stderr(&self, text: &str) {
         {
-            let mut tail = lock(&self.tail);
+            let mut tail = self.tail.lock();
             if tail.len() == STDERR_TAIL {
                 tail.pop_front();
             }
@@ -162,7 +158,7 @@ impl Ui {
 
     /// The last non-blank line the server wrote to stderr.
     pub fn last_stderr_line(&self) -> Option<String> {
-        lock(&self.tail).iter().rev().find(|l| !l.trim().is_empty()).map(|l| super::error::one_line(l))
+        self.tail.lock().iter().rev().find(|l| !l.trim().is_empty()).map(|l| super::error::one_line(l))
     }
 
     /// Shows a log message from the server, if it is at least as severe as asked for.
@@ -211,7 +207,7 @@ impl Ui {
             self.line(&format!("progress {amount}{percent}{sep}{message}"));
             return;
         }
-        let mut bar = lock(&self.bar);
+        let mut bar = self.bar.lock();
         let bar = bar.get_or_insert_with(|| {
             let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             pb.enable_steady_tick(Duration::from_millis(120));
@@ -244,7 +240,7 @@ impl Ui {
 
     /// Removes the progress bar, if one is drawn.
     pub fn finish_progress(&self) {
-        if let Some(bar) = lock(&self.bar).take() {
+        if let Some(bar) = self.bar.lock().take() {
             bar.finish_and_clear();
         }
     }
@@ -278,6 +274,6 @@ mod tests {
         }
         ui.server_stderr("   ");
         assert_eq!(ui.last_stderr_line().as_deref(), Some("line 29"));
-        assert_eq!(lock(&ui.tail).len(), STDERR_TAIL);
+        assert_eq!(ui.tail.lock().len(), STDERR_TAIL);
     }
 }
