@@ -19,7 +19,7 @@ use mcp_protocol::types::ProgressParams;
 use mcp_server::{Context, HandlerError, HandlerResult, InputRequest};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::router::{CallRouter, Question, Registration};
 
@@ -34,15 +34,6 @@ const STATE_KEY: &str = "bridgeCall";
 
 type Outcome = Result<Box<dyn Any + Send>, ClientError>;
 
-/// Aborts the upstream call's task when the call is dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// An upstream call in progress, owned by the downstream round relaying it or parked.
 pub(crate) struct UpstreamCall {
     key: u64,
@@ -55,7 +46,8 @@ pub(crate) struct UpstreamCall {
     asked: u64,
     parked_at: Instant,
     _asker: Registration,
-    _task: AbortOnDrop,
+    /// The upstream call's task, aborted when the call is dropped.
+    _task: AbortOnDropHandle<()>,
 }
 
 /// Sends upstream progress to the round relaying the call.
@@ -203,7 +195,7 @@ where
         asked: 0,
         parked_at: Instant::now(),
         _asker: router.add_asker(key, ask_tx),
-        _task: AbortOnDrop(task),
+        _task: AbortOnDropHandle::new(task),
     }
 }
 

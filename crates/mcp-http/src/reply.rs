@@ -12,7 +12,7 @@ use mcp_protocol::error;
 use mcp_protocol::frame::{Frame, FrameKind, Outbound};
 use mcp_protocol::RequestId;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::sse;
 
@@ -114,14 +114,11 @@ impl Drop for Inline {
     }
 }
 
-/// Cancels a token when dropped, unless disarmed.
-struct CancelGuard(Option<CancellationToken>);
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        if let Some(t) = self.0.take() {
-            t.cancel();
-        }
+/// Defuses the guard that cancels the request if the client goes away: the request is
+/// answered, or nothing is left that could answer it.
+fn disarm(guard: Option<DropGuard>) {
+    if let Some(g) = guard {
+        g.disarm();
     }
 }
 
@@ -163,7 +160,7 @@ pub(crate) fn timeout_response(expect: &Expect, headers: &[(header::HeaderName, 
 
 /// Builds the response from the frames `work` sends on `rx`.
 pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, plan: Plan) -> Response {
-    let mut guard = CancelGuard(plan.cancel_on_close.clone());
+    let guard = plan.cancel_on_close.clone().map(CancellationToken::drop_guard);
     let status_of = |frame: &Frame| match (plan.modern, frame.error_code()) {
         (true, Some(code)) => modern_status(code),
         _ => StatusCode::OK,
@@ -175,7 +172,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
             Ok(Some(Outbound::CloseStream)) => continue,
             Ok(Some(Outbound::Frame(f))) => break f,
             Ok(None) => {
-                guard.0 = None;
+                disarm(guard);
                 return json_response(StatusCode::ACCEPTED, String::new(), &plan.headers);
             }
             // The guard cancels the request as it drops.
@@ -190,12 +187,12 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
                 Some(Outbound::Frame(f)) => frame = f,
                 Some(Outbound::CloseStream) => {}
                 None => {
-                    guard.0 = None;
+                    disarm(guard);
                     return json_response(StatusCode::INTERNAL_SERVER_ERROR, String::new(), &plan.headers);
                 }
             }
         }
-        guard.0 = None;
+        disarm(guard);
         return json_response(status_of(&frame), frame.text, &plan.headers);
     }
     work.detach();
@@ -205,7 +202,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
         rx: mpsc::Receiver<Outbound>,
         pending: Option<Frame>,
         done: bool,
-        guard: CancelGuard,
+        guard: Option<DropGuard>,
         expect: Expect,
         keep_alive: Duration,
     }
@@ -221,7 +218,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
                 Ok(Some(Outbound::CloseStream)) => return Some((Ok(String::new()), s)),
                 Ok(None) => {
                     // Everything that could answer is gone: end the stream.
-                    s.guard.0.take();
+                    disarm(s.guard.take());
                     return None;
                 }
                 Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
@@ -229,7 +226,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
         };
         if is_final(&frame, &s.expect) {
             s.done = true;
-            s.guard.0 = None;
+            disarm(s.guard.take());
         }
         Some((Ok(sse::event(None, Some("message"), &frame.text)), s))
     });
