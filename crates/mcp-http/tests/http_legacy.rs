@@ -307,10 +307,16 @@ async fn delete_ends_the_get_stream() {
 async fn idle_session_expires() {
     let config = HttpConfig { session_idle_timeout: Duration::from_millis(300), ..HttpConfig::default() };
     let s = TestServer::reference_with(config).await;
+    // Before the session's last request: it cannot have been idle longer than this.
+    let idle = std::time::Instant::now();
     let session = s.legacy_session(V0618, json!({})).await;
     assert_eq!(s.http.session_count(), 1);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Real sockets, so the wall clock: polled, at most 5 s (the reaper runs every 75 ms).
+    while s.http.session_count() != 0 && idle.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(s.http.session_count(), 0, "the idle session must have expired");
+    assert!(idle.elapsed() >= Duration::from_millis(300), "expired after {:?}, before its idle timeout", idle.elapsed());
     let list = request(71, "tools/list", json!({}));
     let resp = within("POST after expiry", s.post_legacy(&session, Some(V0618), &list).send()).await.unwrap();
     assert_eq!(resp.status(), 404);
