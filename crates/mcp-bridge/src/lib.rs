@@ -59,8 +59,20 @@ pub struct Bridge {
 pub(crate) fn to_handler(e: ClientError) -> HandlerError {
     match e.error_object() {
         Some(obj) => HandlerError::Protocol(obj.clone()),
-        None => HandlerError::Protocol(ErrorObject::internal(format!("upstream: {e}"))),
+        None => HandlerError::Protocol(ErrorObject::internal(format!("upstream: {}", full_text(&e)))),
     }
+}
+
+/// An error's text followed by its sources' (a client error keeps its cause as a source,
+/// out of its own text), joined with `": "`.
+fn full_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    text
 }
 
 impl Bridge {
@@ -121,7 +133,7 @@ impl Bridge {
                     _ => Ok(()),
                 };
                 if let Err(e) = outcome {
-                    tracing::warn!("bridge: could not follow an upstream change: {e}");
+                    tracing::warn!("bridge: could not follow an upstream change: {}", full_text(&e));
                 }
             }
         });

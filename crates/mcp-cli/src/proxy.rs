@@ -12,6 +12,7 @@ use std::sync::Arc;
 use mcp_bridge::{client_builder, Bridge, CallRouter};
 
 use crate::cli::args::ConnectOptions;
+use crate::cli::error::chain;
 use crate::cli::target::{self, Opened, Target};
 use crate::cli::trace;
 use crate::cli::ui::Ui;
@@ -87,13 +88,13 @@ pub async fn run(
     }
     let session = match tokio::time::timeout(options.timeout, builder.build().connect(connection)).await {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) => return fail(format!("cannot connect to {}: {e}", target.label())),
+        Ok(Err(e)) => return fail(format!("cannot connect to {}: {}", target.label(), chain(&e))),
         Err(_) => return fail(format!("{} did not complete the handshake in time", target.label())),
     };
     eprintln!("mcp proxy: upstream {} speaks {} ({:?} era)", target.label(), session.protocol_version(), session.era());
     let bridge = match Bridge::mirror(session.clone(), router).await {
         Ok(b) => b,
-        Err(e) => return fail(format!("cannot list what {} offers: {e}", target.label())),
+        Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
     };
     let code = match listen {
         Listen::Stdio => {

@@ -244,9 +244,12 @@ impl ClientSession {
         let declared_task = self.shared().config.tasks && crate::tasks::is_task_result(&result);
         if self.era() == Era::Modern && !declared_task {
             let known = Method::parse(method).unwrap_or(Method::Ping);
-            result_type(known, &result).map_err(|e| match e {
-                ClientError::Decode { detail, .. } => ClientError::decode(method, detail),
-                other => other,
+            result_type(known, &result).map_err(|mut e| {
+                // Named as called, not as parsed (a custom method parses as ping).
+                if let ClientError::Decode { method: named, .. } = &mut e {
+                    *named = method.to_owned();
+                }
+                e
             })?;
         }
         Ok(result)

@@ -171,6 +171,10 @@ impl Client {
     /// Starts a server process and connects to it over its stdin/stdout. Closing the
     /// session ([`ClientSession::close`]) ends the process: stdin closed, then SIGTERM, then
     /// SIGKILL, each after the close grace period.
+    ///
+    /// A process that cannot be started fails with [`ClientError::Spawn`]
+    /// ([`ClientError::is_spawn`]); the operating system's [`std::io::Error`] is its
+    /// [`source`](std::error::Error::source).
     pub async fn spawn(&self, command: &ChildCommand) -> Result<ClientSession, ClientError> {
         let (connection, child) = command.spawn()?;
         ClientSession::start(self.config.clone(), connection, Some(child)).await

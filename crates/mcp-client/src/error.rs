@@ -1,4 +1,10 @@
 //! What a client call can fail with.
+//!
+//! A [`ClientError`] says what failed at this layer; the error it failed *because of* (the
+//! JSON decoder's, the operating system's) is kept whole as its
+//! [`source`](std::error::Error::source), never flattened into its text. Its `Display`
+//! therefore leaves the source's text out: to show the whole story, print each error of the
+//! [`source`](std::error::Error::source) chain in turn (joined with `": "`, say).
 
 use std::time::Duration;
 
@@ -6,6 +12,10 @@ use mcp_protocol::{ErrorObject, ProtocolVersion};
 
 /// Every way a client operation can fail. Ask with the `is_*` predicates rather than by
 /// matching, where that is enough: variants may be added.
+///
+/// [`source`](std::error::Error::source) is the underlying error where there is one: the
+/// [`serde_json::Error`] of a [`Self::Decode`] that the JSON decoder raised, the
+/// [`std::io::Error`] of a [`Self::Spawn`] or [`Self::Io`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
@@ -28,15 +38,26 @@ pub enum ClientError {
         /// The error the server sent.
         error: ErrorObject,
     },
-    /// The server's answer is not what the method returns.
-    #[error("cannot decode the answer to {method}: {detail}")]
+    /// The server's answer is not what the method returns (or, rarely, the client's answer
+    /// to a question of the server's cannot be encoded).
+    ///
+    /// Displayed as `cannot decode the answer to {method}`, then `: {detail}` when there is
+    /// a detail; the decoder's own message is the source's.
+    #[error("cannot decode the answer to {method}{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     Decode {
         /// The method called.
         method: String,
-        /// What is wrong with it.
-        detail: String,
+        /// What is wrong with it, in the client's words: the whole story when there is no
+        /// `source` (`unknown resultType "x"`, a response that is not valid JSON-RPC), what
+        /// was being decoded when there is one (`input request "k"`), or `None`.
+        detail: Option<String>,
+        /// The JSON decoder's error, when it is the decoder that refused the answer.
+        #[source]
+        source: Option<serde_json::Error>,
     },
-    /// No protocol revision could be agreed with the server.
+    /// No protocol revision could be agreed with the server. The detail is the client's own
+    /// account of the mismatch (what was offered or pinned, what the server answered): there
+    /// is no underlying error.
     #[error("protocol negotiation failed: {0}")]
     Negotiation(String),
     /// The method does not exist in the negotiated revision (`subscriptions/listen` with a
@@ -84,13 +105,18 @@ pub enum ClientError {
         /// The server's word on it.
         message: Option<String>,
     },
-    /// The call's arguments cannot be sent (tool arguments that are not an object, say).
+    /// The call's arguments cannot be sent (tool arguments that are not an object, say). The
+    /// detail is the client's own: the arguments are well-formed JSON of the wrong shape, so
+    /// there is no underlying error.
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
-    /// Starting the server process failed.
+    /// Starting the server process failed. Displayed and sourced as the
+    /// [`ChildError`](mcp_transport::child::ChildError) is: the source of a program that
+    /// could not be started is the operating system's [`std::io::Error`].
     #[error(transparent)]
     Spawn(#[from] mcp_transport::child::ChildError),
-    /// An I/O error (ending the server process).
+    /// An I/O error (ending the server process). Displayed and sourced as the
+    /// [`std::io::Error`] is.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -121,6 +147,22 @@ impl ClientError {
         matches!(self, Self::Unsupported { .. })
     }
 
+    /// No protocol revision could be agreed with the server while connecting.
+    pub fn is_negotiation(&self) -> bool {
+        matches!(self, Self::Negotiation(_))
+    }
+
+    /// The call's arguments cannot be sent: a mistake of the caller's, not the server's.
+    pub fn is_invalid_arguments(&self) -> bool {
+        matches!(self, Self::InvalidArguments(_))
+    }
+
+    /// The server process could not be started (its command line is unusable, or the
+    /// operating system refused to run it: see [`source`](std::error::Error::source)).
+    pub fn is_spawn(&self) -> bool {
+        matches!(self, Self::Spawn(_))
+    }
+
     /// The JSON-RPC error the server sent, if that is what this is.
     pub fn error_object(&self) -> Option<&ErrorObject> {
         match self {
@@ -134,7 +176,66 @@ impl ClientError {
         self.error_object().map(|e| e.code)
     }
 
-    pub(crate) fn decode(method: &str, detail: impl std::fmt::Display) -> Self {
-        Self::Decode { method: method.to_owned(), detail: detail.to_string() }
+    /// A [`Self::Decode`] the client found by itself: `detail` is the whole story.
+    pub(crate) fn decode(method: &str, detail: impl Into<String>) -> Self {
+        Self::Decode { method: method.to_owned(), detail: Some(detail.into()), source: None }
+    }
+
+    /// A [`Self::Decode`] the JSON decoder raised, while decoding `what` (the whole answer
+    /// when `None`).
+    pub(crate) fn decode_json(method: &str, what: Option<String>, source: serde_json::Error) -> Self {
+        Self::Decode { method: method.to_owned(), detail: what, source: Some(source) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    fn json_error() -> serde_json::Error {
+        serde_json::from_str::<u32>(r#""x""#).unwrap_err()
+    }
+
+    #[test]
+    fn a_decode_failure_keeps_the_decoders_error_as_its_source() {
+        let e = ClientError::decode_json("tools/list", None, json_error());
+        assert!(e.is_decode());
+        assert_eq!(e.to_string(), "cannot decode the answer to tools/list", "the source's text is not repeated");
+        let source = e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).expect("a serde_json::Error");
+        assert_eq!(source.to_string(), json_error().to_string());
+
+        let e = ClientError::decode_json("tasks/get", Some(r#"input request "k""#.into()), json_error());
+        assert_eq!(e.to_string(), r#"cannot decode the answer to tasks/get: input request "k""#);
+        assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
+
+        // Found by the client itself: the detail is the whole story.
+        let e = ClientError::decode("tools/call", "unknown resultType 5");
+        assert_eq!(e.to_string(), "cannot decode the answer to tools/call: unknown resultType 5");
+        assert!(e.source().is_none());
+    }
+
+    #[test]
+    fn spawn_and_io_errors_are_sourced_as_what_they_wrap() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let child = mcp_transport::child::ChildError::Spawn { program: "x".into(), source: io };
+        let e = ClientError::from(child);
+        assert!(e.is_spawn() && !e.is_decode());
+        assert_eq!(e.to_string(), "cannot start x");
+        let source = e.source().and_then(|s| s.downcast_ref::<std::io::Error>()).expect("the io::Error");
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+
+        let e = ClientError::from(std::io::Error::other("gone"));
+        assert!(!e.is_spawn());
+        assert_eq!(e.to_string(), "gone");
+    }
+
+    #[test]
+    fn predicates_answer_for_their_variant_only() {
+        let negotiation = ClientError::Negotiation("no common revision".into());
+        assert!(negotiation.is_negotiation() && !negotiation.is_protocol() && negotiation.source().is_none());
+        let invalid = ClientError::InvalidArguments("not an object".into());
+        assert!(invalid.is_invalid_arguments() && !invalid.is_negotiation() && invalid.source().is_none());
+        assert!(!ClientError::Closed.is_spawn() && !ClientError::Closed.is_invalid_arguments());
     }
 }

@@ -29,7 +29,7 @@ fn question(method: &str, key: &str, request: &Value) -> Result<(String, ServerR
         return Err(ClientError::Handler { method: asked.to_owned(), error: ErrorObject::method_not_found(asked) });
     }
     let question = ServerRequest::deserialize(request)
-        .map_err(|e| ClientError::decode(method, format!("input request {key:?}: {e}")))?;
+        .map_err(|e| ClientError::decode_json(method, Some(format!("input request {key:?}")), e))?;
     Ok((key.to_owned(), question))
 }
 
@@ -99,7 +99,7 @@ impl ClientSession {
             let answer = answer_input(config, question)
                 .await
                 .map_err(|error| ClientError::Handler { method: question.method().as_str().to_owned(), error })?;
-            let answer = serde_json::to_value(answer).map_err(|e| ClientError::decode(method, e))?;
+            let answer = serde_json::to_value(answer).map_err(|e| ClientError::decode_json(method, None, e))?;
             Ok::<_, ClientError>((key.clone(), answer))
         });
         let responses: Map<String, Value> = try_join_all(answers).await?.into_iter().collect();

@@ -172,13 +172,14 @@ impl ClientSession {
             if answered.contains(key) {
                 continue;
             }
-            let question = ServerRequest::deserialize(request)
-                .map_err(|e| ClientError::decode(Method::GetTask.as_str(), format!("input request {key:?}: {e}")))?;
+            let question = ServerRequest::deserialize(request).map_err(|e| {
+                ClientError::decode_json(Method::GetTask.as_str(), Some(format!("input request {key:?}")), e)
+            })?;
             let method = question.method().as_str();
             let answer = answer_input(config, &question)
                 .await
                 .map_err(|error| ClientError::Handler { method: method.to_owned(), error })?;
-            let answer = serde_json::to_value(answer).map_err(|e| ClientError::decode(method, e))?;
+            let answer = serde_json::to_value(answer).map_err(|e| ClientError::decode_json(method, None, e))?;
             responses.insert(key.clone(), answer);
         }
         if responses.is_empty() {

@@ -122,6 +122,22 @@ async fn auto_detection_over_stdio_and_command_line_parsing() {
     assert!(matches!(e, mcp_client::ClientError::Spawn(_)), "{e}");
 }
 
+#[tokio::test]
+async fn a_program_that_does_not_exist_is_a_spawn_error_with_the_os_error_as_source() {
+    use std::error::Error as _;
+    let client = Client::builder("c", "1").build();
+    let e = client.spawn(&ChildCommand::new("/nonexistent/mcp-server")).await.unwrap_err();
+    assert!(e.is_spawn() && !e.is_closed(), "{e}");
+    assert_eq!(e.to_string(), "cannot start /nonexistent/mcp-server", "the source's text is not repeated");
+    let io = e.source().and_then(|s| s.downcast_ref::<std::io::Error>()).expect("an io::Error source");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    // A command line that does not parse is a spawn error too, its parser's error the source.
+    let e = mcp_client::ClientError::from(ChildCommand::parse("server 'unterminated").unwrap_err());
+    assert!(e.is_spawn(), "{e}");
+    assert_eq!(e.to_string(), "cannot parse the command line");
+    assert!(e.source().is_some(), "{e:?}");
+}
+
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }

@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::error::Error as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -183,6 +184,9 @@ async fn mrtr_input_the_client_cannot_give_is_a_clear_error() {
         fake.reply(&req, json!({"resultType": "input_required"})).await;
         let req = fake.expect("tools/call").await;
         fake.reply(&req, json!({"resultType": "task", "task": {}})).await;
+        let req = fake.expect("tools/call").await;
+        let ask = json!({"method": "sampling/createMessage", "params": {"messages": "nope", "maxTokens": 1}});
+        fake.reply(&req, json!({"resultType": "input_required", "inputRequests": {"k": ask}})).await;
         let req = fake.expect("tools/list").await;
         fake.reply(&req, json!({"resultType": "input_required", "requestState": "x"})).await;
     });
@@ -193,8 +197,14 @@ async fn mrtr_input_the_client_cannot_give_is_a_clear_error() {
     assert!(matches!(&e, ClientError::Handler { method, .. } if method == "tasks/get"), "{e}");
     let e = session.call_tool("t", json!({})).await.unwrap_err();
     assert!(e.is_decode(), "input_required with nothing in it: {e}");
+    assert!(e.source().is_none(), "found by the client, no decoder error: {e:?}");
     let e = session.call_tool("t", json!({})).await.unwrap_err();
     assert!(e.is_decode(), "an unknown resultType: {e}");
+    // A question that does not decode: the decoder's error is the source, out of the text.
+    let e = session.call_tool("t", json!({})).await.unwrap_err();
+    assert!(e.is_decode(), "{e}");
+    assert_eq!(e.to_string(), r#"cannot decode the answer to tools/call: input request "k""#);
+    assert!(e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).is_some(), "{e:?}");
     let e = session.list_tools(None).await.unwrap_err();
     assert!(e.is_decode(), "input_required where MRTR is not allowed: {e}");
     script.await.unwrap();
@@ -288,6 +298,8 @@ async fn negotiation_failures_are_clear() {
     let client = Client::builder("c", "1").protocol_version(ProtocolVersion::V2025_03_26).build();
     let e = client.connect(client_end).await.unwrap_err();
     assert!(matches!(e, ClientError::Negotiation(_)), "{e}");
+    assert!(e.is_negotiation() && !e.is_decode(), "{e}");
+    assert!(e.source().is_none(), "the client's own account of the mismatch: {e:?}");
     let mut fake = script.await.unwrap();
     assert!(fake.conn.incoming.recv().await.is_none(), "the client closed the connection");
 
@@ -441,10 +453,16 @@ async fn legacy_server_requests_are_answered_or_refused() {
     // Tolerant decoding: unknown members are ignored.
     let tools = tokio::time::timeout(WAIT, session.list_tools(None)).await.unwrap().unwrap();
     assert_eq!(tools.tools[0].name, "t");
+    // A response that is not valid JSON-RPC: the engine's words, no decoder error.
     let e = session.list_tools(None).await.unwrap_err();
     assert!(e.is_decode(), "{e}");
+    assert!(matches!(&e, ClientError::Decode { detail: Some(_), source: None, .. }), "{e:?}");
+    // A result of the wrong shape: the decoder's error is the source, not in the text.
     let e = session.list_tools(None).await.unwrap_err();
     assert!(e.is_decode(), "{e}");
+    assert_eq!(e.to_string(), "cannot decode the answer to tools/list");
+    let json = e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).expect("a serde_json::Error source");
+    assert!(json.is_data(), "{json}");
     script.await.unwrap();
     let n = notes.recv().await.unwrap();
     assert!(matches!(&n, ServerNotification::Cancelled(_)), "{n:?}");
@@ -546,6 +564,7 @@ async fn raw_requests_and_notifications() {
     session.notify("vendor/notice", Some(json!({}))).await.unwrap();
     let e = session.request("vendor/x", Some(json!([1]))).await.unwrap_err();
     assert!(matches!(e, ClientError::InvalidArguments(_)), "{e}");
+    assert!(e.is_invalid_arguments() && e.source().is_none(), "{e:?}");
     assert!(session.notify_roots_list_changed().await.unwrap_err().is_unsupported());
     script.await.unwrap();
 }

@@ -148,7 +148,7 @@ async fn receive_inbound(server: &Server, link: &Arc<Link>, inbound: Inbound, ta
                 FrameError::TooLarge { limit } => {
                     ErrorObject::invalid_request(format!("message larger than {limit} bytes"))
                 }
-                FrameError::InvalidUtf8 => ErrorObject::parse_error("message is not valid UTF-8"),
+                FrameError::InvalidUtf8 { .. } => ErrorObject::parse_error("message is not valid UTF-8"),
             };
             let (_, out) = link.run(|peer| peer.handle_unreadable(None, &error));
             link.send(out.transmits, None).await;

@@ -47,20 +47,27 @@ pub enum StderrMode {
 }
 
 /// Why a child could not be started.
+///
+/// The `Display` text is this layer's only; why the layer below failed is the
+/// [`source`](std::error::Error::source) (print the chain for the whole story).
 #[derive(Debug, thiserror::Error)]
 pub enum ChildError {
     /// The command line names no program.
     #[error("the command line is empty")]
     EmptyCommand,
     /// The command line's quoting is broken (an unterminated quote, say).
-    #[error("cannot parse the command line: {0}")]
-    Parse(String),
+    #[error("cannot parse the command line")]
+    Parse(
+        /// The command-line parser's error (a `shell_words::ParseError`).
+        #[source]
+        Box<dyn std::error::Error + Send + Sync>,
+    ),
     /// The operating system refused to start the program.
-    #[error("cannot start {program}: {source}")]
+    #[error("cannot start {program}")]
     Spawn {
-        /// The program that was to run.
+        /// The program that was to run (the whole command line, for messages).
         program: String,
-        /// Why it could not.
+        /// Why it could not (`NotFound` for a program that does not exist, say).
         #[source]
         source: io::Error,
     },
@@ -96,7 +103,7 @@ impl ChildCommand {
     /// `python "my server.py" --flag='a b'`, with POSIX shell quoting rules (quotes and
     /// backslashes; no variables, globs or pipes: nothing is run through a shell).
     pub fn parse(command_line: &str) -> Result<Self, ChildError> {
-        let words = shell_words::split(command_line).map_err(|e| ChildError::Parse(e.to_string()))?;
+        let words = shell_words::split(command_line).map_err(|e| ChildError::Parse(Box::new(e)))?;
         let mut words = words.into_iter();
         let program = words.next().ok_or(ChildError::EmptyCommand)?;
         Ok(Self::new(program).args(words))
@@ -434,7 +441,11 @@ mod tests {
         let args: Vec<_> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(args, ["-y", "@scope/pkg name", "--opt=a b", "plain word"]);
         assert!(matches!(ChildCommand::parse("   "), Err(ChildError::EmptyCommand)));
-        assert!(matches!(ChildCommand::parse("echo 'unterminated"), Err(ChildError::Parse(_))));
+        let e = ChildCommand::parse("echo 'unterminated").unwrap_err();
+        assert!(matches!(e, ChildError::Parse(_)), "{e}");
+        assert_eq!(e.to_string(), "cannot parse the command line");
+        let source = std::error::Error::source(&e).expect("the parser's error");
+        assert!(source.downcast_ref::<shell_words::ParseError>().is_some(), "{source:?}");
         assert_eq!(c.display(), r#"npx -y '@scope/pkg name' '--opt=a b' 'plain word'"#);
     }
 
@@ -479,6 +490,9 @@ mod tests {
     async fn spawn_failures_and_drop_kill() {
         let err = ChildCommand::new("/nonexistent/mcp-server").spawn().unwrap_err();
         assert!(matches!(err, ChildError::Spawn { .. }), "{err}");
+        assert_eq!(err.to_string(), "cannot start /nonexistent/mcp-server", "the source's text is not repeated");
+        let io = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<io::Error>());
+        assert_eq!(io.map(io::Error::kind), Some(io::ErrorKind::NotFound), "{err:?}");
         let (_conn, child) = ChildCommand::parse("sleep 30").unwrap().spawn().unwrap();
         let pid = child.id().unwrap() as libc::pid_t;
         drop(child);

@@ -21,6 +21,9 @@ pub mod stdio;
 use tokio::sync::mpsc;
 
 /// Why an inbound frame could not be delivered as text.
+///
+/// As with every error of this crate, the `Display` text is this layer's only: an underlying
+/// error is the [`source`](std::error::Error::source), not part of the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
     /// The frame was longer than the limit; it was skipped without being held in memory.
@@ -29,9 +32,13 @@ pub enum FrameError {
         /// The limit in bytes.
         limit: usize,
     },
-    /// The frame was not valid UTF-8.
+    /// The frame was not valid UTF-8; the source says where it stops being.
     #[error("message is not valid UTF-8")]
-    InvalidUtf8,
+    InvalidUtf8 {
+        /// The UTF-8 decoder's error (its position in the frame and the invalid bytes' length).
+        #[source]
+        source: std::str::Utf8Error,
+    },
 }
 
 pub use mcp_protocol::frame::{Frame as OutFrame, FrameKind, Outbound};

@@ -190,7 +190,7 @@ fn to_frame(line: &mut Vec<u8>) -> Option<Inbound> {
     }
     Some(match std::str::from_utf8(line) {
         Ok(s) => Ok(Frame::new(s)),
-        Err(_) => Err(FrameError::InvalidUtf8),
+        Err(source) => Err(FrameError::InvalidUtf8 { source }),
     })
 }
 
@@ -286,7 +286,11 @@ mod tests {
         assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("one"))));
         assert_eq!(conn.incoming.recv().await, Some(Err(FrameError::TooLarge { limit: 16 })));
         assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("two"))));
-        assert_eq!(conn.incoming.recv().await, Some(Err(FrameError::InvalidUtf8)));
+        let bad = conn.incoming.recv().await.unwrap().unwrap_err();
+        assert!(matches!(bad, FrameError::InvalidUtf8 { .. }), "{bad:?}");
+        assert_eq!(bad.to_string(), "message is not valid UTF-8");
+        let utf8 = std::error::Error::source(&bad).and_then(|s| s.downcast_ref::<std::str::Utf8Error>());
+        assert_eq!(utf8.map(std::str::Utf8Error::valid_up_to), Some(0), "the source is the decoder's error");
         assert_eq!(conn.incoming.recv().await, Some(Ok(Frame::new("three"))));
         assert_eq!(conn.incoming.recv().await, None);
 

@@ -229,7 +229,8 @@ impl ConfigFile {
         // A whole command line written into `command` (no `args`), as some people do.
         let mut command = command;
         if args.is_empty() && command.contains(char::is_whitespace) && !Path::new(&command).exists() {
-            let line = mcp_transport::child::ChildCommand::parse(&command).map_err(|e| format!("`command`: {e}"))?;
+            let line = mcp_transport::child::ChildCommand::parse(&command)
+                .map_err(|e| format!("`command`: {}", super::error::chain(&e)))?;
             args = line.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
             command = line.get_program().to_string_lossy().into_owned();
         }

@@ -92,6 +92,21 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// An error and each of its [`source`](std::error::Error::source)s in turn, joined with
+/// `": "`: the whole story of an error that keeps its cause as a source rather than in its
+/// own text: `cannot start x: No such file or directory (os error 2)`, where the client error
+/// says `cannot start x` and its source the rest.
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
+
 impl From<ClientError> for CliError {
     fn from(e: ClientError) -> Self {
         let exit = match &e {
@@ -131,7 +146,7 @@ impl From<ClientError> for CliError {
             ClientError::Handler { method, error } => {
                 format!("could not answer the server's {method}: {}", one_line(&error.message))
             }
-            other => one_line(&other.to_string()),
+            other => one_line(&chain(other)),
         };
         Self::new(exit, message)
     }
@@ -167,5 +182,22 @@ mod tests {
         assert!(!p.message.contains('\n'));
         assert_eq!(human_duration(Duration::from_millis(1500)), "1.5s");
         assert_eq!(human_duration(Duration::from_millis(200)), "200ms");
+    }
+
+    #[test]
+    fn a_client_error_is_told_with_its_sources() {
+        // The client error's text says what failed, its source why: the line has both.
+        let json = serde_json::from_str::<u32>(r#""x""#).unwrap_err();
+        let expected = format!("cannot decode the answer to tools/list: {json}");
+        let d = CliError::from(ClientError::Decode { method: "tools/list".into(), detail: None, source: Some(json) });
+        assert_eq!((d.exit, d.message.as_str()), (Exit::Protocol, expected.as_str()));
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let expected = format!("cannot start ./server: {io}");
+        let child = mcp_transport::child::ChildError::Spawn { program: "./server".into(), source: io };
+        let s = CliError::from(ClientError::from(child));
+        assert_eq!((s.exit, s.message.as_str()), (Exit::Connection, expected.as_str()));
+        // Without a source, the text alone.
+        let n = CliError::from(ClientError::Negotiation("the server answered 1999-01-01".into()));
+        assert_eq!(n.message, "protocol negotiation failed: the server answered 1999-01-01");
     }
 }

@@ -17,7 +17,7 @@ use mcp_transport::Connection;
 
 use super::args::ConnectOptions;
 use super::config::{self, ServerSpec};
-use super::error::CliError;
+use super::error::{chain, CliError};
 
 /// A resolved target.
 #[derive(Debug, Clone)]
@@ -144,7 +144,8 @@ pub fn resolve(target: &str, options: &ConnectOptions) -> Result<Target, CliErro
             }
         }
     }
-    let command = ChildCommand::parse(target).map_err(|e| CliError::usage(format!("TARGET {target:?}: {e}")))?;
+    let command =
+        ChildCommand::parse(target).map_err(|e| CliError::usage(format!("TARGET {target:?}: {}", chain(&e))))?;
     Ok(Target::Stdio { command, named: None, searched })
 }
 
@@ -175,7 +176,7 @@ pub fn open(target: &Target) -> Result<Opened, CliError> {
                     }
                     Err(CliError::connection(message))
                 }
-                Err(other) => Err(CliError::usage(other.to_string())),
+                Err(other) => Err(CliError::usage(chain(&other))),
             }
         }
         Target::Http { url, headers, bearer, sse, .. } => {
@@ -185,8 +186,8 @@ pub fn open(target: &Target) -> Result<Opened, CliError> {
                 mode: if *sse { mcp_transport::http::HttpMode::Sse } else { mcp_transport::http::HttpMode::Auto },
                 ..Default::default()
             };
-            let connection =
-                mcp_transport::http::connect(url, options).map_err(|e| CliError::connection(format!("{url}: {e}")))?;
+            let connection = mcp_transport::http::connect(url, options)
+                .map_err(|e| CliError::connection(format!("{url}: {}", chain(&e))))?;
             Ok(Opened { connection, child: None })
         }
     }

@@ -53,26 +53,31 @@ pub use options::{
 
 /// Connects to an MCP server at `url`. Nothing is sent until the first frame.
 pub fn connect(url: &str, options: HttpOptions) -> Result<Connection, HttpError> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| HttpError::Url(url.to_owned(), e.to_string()))?;
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| HttpError::Url { url: url.to_owned(), source: Some(Box::new(e)) })?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(HttpError::Url(url.to_owned(), "not http or https".into()));
+        return Err(HttpError::Url { url: url.to_owned(), source: None });
     }
+    let invalid_header = |name: &str, source: Box<dyn std::error::Error + Send + Sync>| HttpError::Header {
+        name: name.to_owned(),
+        source,
+    };
     let mut base_headers = HeaderMap::new();
     for (name, value) in &options.headers {
-        let n = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| HttpError::Header(name.clone()))?;
-        let v = HeaderValue::from_str(value.trim()).map_err(|_| HttpError::Header(name.clone()))?;
+        let n = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|e| invalid_header(name, e.into()))?;
+        let v = HeaderValue::from_str(value.trim()).map_err(|e| invalid_header(name, e.into()))?;
         base_headers.insert(n, v);
     }
     if let Some(token) = &options.bearer {
         let v =
-            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| HttpError::Header("Authorization".into()))?;
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|e| invalid_header("Authorization", e.into()))?;
         base_headers.insert(reqwest::header::AUTHORIZATION, v);
     }
     let http = reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
         .tcp_nodelay(true)
         .build()
-        .map_err(|e| HttpError::Client(e.to_string()))?;
+        .map_err(|e| HttpError::Client(Box::new(e)))?;
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let shared = Arc::new(Shared {
@@ -270,5 +275,45 @@ mod tests {
         ] {
             assert_eq!(answer(body.clone()), body);
         }
+    }
+
+    /// Whether `source` is an error of `sample`'s type, equal to it.
+    fn is_like<E: std::error::Error + PartialEq + 'static>(
+        source: Option<&(dyn std::error::Error + 'static)>,
+        sample: &E,
+    ) -> bool {
+        source.and_then(|s| s.downcast_ref::<E>()) == Some(sample)
+    }
+
+    #[test]
+    fn setup_errors_keep_their_causes_as_sources() {
+        use std::error::Error as _;
+        let options = || HttpOptions::default();
+        // A URL that does not parse: the parser's error is the source, not part of the text.
+        let e = connect("not a url", options()).unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid URL "not a url""#);
+        assert!(is_like(e.source(), &reqwest::Url::parse("not a url").unwrap_err()), "{e:?}");
+        // One that parses with another scheme: the text says why, there is no source.
+        let e = connect("ftp://example.com/mcp", options()).unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid URL "ftp://example.com/mcp": not http or https"#);
+        assert!(e.source().is_none());
+        // Invalid header names and values, the bearer token's among them.
+        let bad_name = HttpOptions { headers: vec![("bad name".into(), "v".into())], ..options() };
+        let e = connect("http://localhost/mcp", bad_name).unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid header "bad name""#);
+        assert!(e.source().is_some_and(|s| s.is::<reqwest::header::InvalidHeaderName>()), "{e:?}");
+        let bad_value = HttpOptions { headers: vec![("X-Key".into(), "a\nb".into())], ..options() };
+        let e = connect("http://localhost/mcp", bad_value).unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid header "X-Key""#);
+        assert!(e.source().is_some_and(|s| s.is::<reqwest::header::InvalidHeaderValue>()), "{e:?}");
+        let bad_token = HttpOptions { bearer: Some("a\nb".into()), ..options() };
+        let e = connect("http://localhost/mcp", bad_token).unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid header "Authorization""#);
+        assert!(e.source().is_some_and(|s| s.is::<reqwest::header::InvalidHeaderValue>()), "{e:?}");
+        // The HTTP client's own error (building one does not fail here: the variant's wiring).
+        let reqwest_error = reqwest::Client::new().get("not a url").build().unwrap_err();
+        let e = HttpError::Client(Box::new(reqwest_error));
+        assert_eq!(e.to_string(), "HTTP client");
+        assert!(e.source().is_some_and(|s| s.is::<reqwest::Error>()), "{e:?}");
     }
 }

@@ -113,15 +113,38 @@ impl std::fmt::Debug for HttpOptions {
 }
 
 /// Why an HTTP connection could not be set up.
+///
+/// The `Display` text is this layer's only; the error of the library that refused (the URL
+/// parser's, the HTTP client's) is the [`source`](std::error::Error::source), boxed so that
+/// those libraries stay out of this crate's API (downcast it to look closer).
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// The URL is not an http(s) URL.
-    #[error("invalid URL {0:?}: {1}")]
-    Url(String, String),
-    /// A header given in the options is invalid.
-    #[error("invalid header {0:?}")]
-    Header(String),
+    /// The URL cannot be parsed, or is not an http(s) URL: displayed as
+    /// `invalid URL "…"`, followed by `: not http or https` when it parses.
+    #[error("invalid URL {url:?}{}", if source.is_none() { ": not http or https" } else { "" })]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// Why it cannot be parsed (a `url::ParseError`); `None` when it parses but its
+        /// scheme is neither `http` nor `https`.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// A header given in the options (or the bearer token's `Authorization`) is invalid.
+    #[error("invalid header {name:?}")]
+    Header {
+        /// The header's name as given.
+        name: String,
+        /// Why it is invalid (an `http::header::InvalidHeaderName` or
+        /// `InvalidHeaderValue`, re-exported by `reqwest::header`).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The HTTP client could not be built.
-    #[error("HTTP client: {0}")]
-    Client(String),
+    #[error("HTTP client")]
+    Client(
+        /// The HTTP client library's error (a `reqwest::Error`).
+        #[source]
+        Box<dyn std::error::Error + Send + Sync>,
+    ),
 }
