@@ -59,20 +59,8 @@ pub struct Bridge {
 pub(crate) fn to_handler(e: ClientError) -> HandlerError {
     match e.error_object() {
         Some(obj) => HandlerError::Protocol(obj.clone()),
-        None => HandlerError::Protocol(ErrorObject::internal(format!("upstream: {}", full_text(&e)))),
+        None => HandlerError::Protocol(ErrorObject::internal(format!("upstream: {}", mcp_protocol::error::chain(&e)))),
     }
-}
-
-/// An error's text followed by its sources' (a client error keeps its cause as a source,
-/// out of its own text), joined with `": "`.
-fn full_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text = format!("{text}: {s}");
-        source = s.source();
-    }
-    text
 }
 
 impl Bridge {
@@ -133,7 +121,7 @@ impl Bridge {
                     _ => Ok(()),
                 };
                 if let Err(e) = outcome {
-                    tracing::warn!("bridge: could not follow an upstream change: {}", full_text(&e));
+                    tracing::warn!("bridge: could not follow an upstream change: {}", mcp_protocol::error::chain(&e));
                 }
             }
         });

@@ -72,7 +72,7 @@ fn expired() -> HandlerError {
 fn to_error_object(e: HandlerError) -> ErrorObject {
     match e {
         HandlerError::Protocol(e) => e,
-        other => ErrorObject::internal(other.to_string()),
+        other => ErrorObject::internal(mcp_protocol::error::chain(&other)),
     }
 }
 

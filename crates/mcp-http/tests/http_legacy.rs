@@ -316,7 +316,11 @@ async fn idle_session_expires() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(s.http.session_count(), 0, "the idle session must have expired");
-    assert!(idle.elapsed() >= Duration::from_millis(300), "expired after {:?}, before its idle timeout", idle.elapsed());
+    assert!(
+        idle.elapsed() >= Duration::from_millis(300),
+        "expired after {:?}, before its idle timeout",
+        idle.elapsed()
+    );
     let list = request(71, "tools/list", json!({}));
     let resp = within("POST after expiry", s.post_legacy(&session, Some(V0618), &list).send()).await.unwrap();
     assert_eq!(resp.status(), 404);

@@ -81,3 +81,17 @@ impl std::fmt::Display for ErrorObject {
 }
 
 impl std::error::Error for ErrorObject {}
+
+/// An error's message followed by its causes' (`a: b: c`), for where only text goes: a
+/// command-line message, a JSON-RPC error's message. (Errors here keep their causes as
+/// sources, out of their own messages.)
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

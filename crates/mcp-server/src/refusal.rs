@@ -114,25 +114,12 @@ pub(crate) fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObje
         HandlerError::Protocol(e) => e,
         HandlerError::InputRequired => ErrorObject::internal("input required outside a multi-round request"),
         HandlerError::Tool(message) => ErrorObject::internal(message),
-        HandlerError::Ask(e) => ErrorObject::internal(with_causes(&e)),
+        HandlerError::Ask(e) => ErrorObject::internal(mcp_protocol::error::chain(&e)),
         HandlerError::ResourceNotFound(uri) => {
             ErrorObject::new(rev.resource_not_found_code(), format!("Resource not found: {uri}"))
                 .with_data(json!({"uri": uri}))
         }
     }
-}
-
-/// An error's message followed by those of its causes (`a: b: c`), for a peer that sees
-/// only the text.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
 
 #[cfg(test)]

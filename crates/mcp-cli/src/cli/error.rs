@@ -92,20 +92,7 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// An error and each of its [`source`](std::error::Error::source)s in turn, joined with
-/// `": "`: the whole story of an error that keeps its cause as a source rather than in its
-/// own text: `cannot start x: No such file or directory (os error 2)`, where the client error
-/// says `cannot start x` and its source the rest.
-pub fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        source = e.source();
-    }
-    text
-}
+pub use mcp_protocol::error::chain;
 
 impl From<ClientError> for CliError {
     fn from(e: ClientError) -> Self {
