@@ -8,9 +8,11 @@
 //! the session itself go to the connection's own sink, and frames of a listen stream go to
 //! that stream.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use futures::future::{BoxFuture, Either};
 use mcp_protocol::engine::{Event, Failure, Now, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
 use mcp_protocol::frame::{FrameKind, Outbound};
 use mcp_protocol::RequestId;
@@ -51,6 +53,19 @@ impl Sink {
         }
     }
 
+    /// Sends one frame if there is room now: `Ok(false)` if nobody reads any more, the
+    /// frame back if the reader is behind.
+    fn offer(&self, out: Outbound) -> Result<bool, Outbound> {
+        match self {
+            Self::Frames(tx) => match tx.try_send(out) {
+                Ok(()) => Ok(true),
+                Err(mpsc::error::TrySendError::Full(out)) => Err(out),
+                Err(mpsc::error::TrySendError::Closed(_)) => Ok(false),
+            },
+            Self::Function(f) => Ok(f(out)),
+        }
+    }
+
     /// Sends one frame if there is room now (from a destructor).
     pub(crate) fn try_send(&self, out: Outbound) {
         match self {
@@ -59,6 +74,9 @@ impl Sink {
         }
     }
 }
+
+/// The rest of a [`Link::send`]: nothing, or the frames that wait for room.
+pub(crate) type Sending<'a> = Either<std::future::Ready<bool>, BoxFuture<'a, bool>>;
 
 /// Frames an engine operation produced (most produce one or two: kept inline).
 pub(crate) type Transmits = mcp_protocol::engine::Transmits;
@@ -148,26 +166,54 @@ impl Link {
 
     /// The sink a frame goes to: a listen stream's; the asker's (`reply`) for an answer or a
     /// frame sent while serving a request; the connection's for the session's own.
-    fn sink_for(&self, t: &Transmit, reply: Option<&Sink>) -> Sink {
+    fn sink_for<'a>(&'a self, t: &Transmit, reply: Option<&'a Sink>) -> Cow<'a, Sink> {
         if let Some(id) = &t.related {
             if let Some(sink) = self.listens.lock().get(id) {
-                return sink.clone();
+                return Cow::Owned(sink.clone());
             }
         }
         let answer =
             matches!(&t.out, Outbound::Frame(f) if matches!(f.kind, FrameKind::Response { .. } | FrameKind::Batch));
         if t.related.is_some() || answer {
-            reply.unwrap_or(&self.sink).clone()
+            Cow::Borrowed(reply.unwrap_or(&self.sink))
         } else {
-            self.sink.clone()
+            Cow::Borrowed(&self.sink)
         }
     }
 
-    /// Sends frames; `false` if some sink has no reader any more.
-    pub(crate) async fn send(&self, transmits: Transmits, reply: Option<&Sink>) -> bool {
+    /// Sends frames; `false` (from the future) if some sink has no reader any more. What has
+    /// room goes at once, when this is called (nearly always everything); only a reader that
+    /// is behind leaves something to wait for, boxed: every caller's future would otherwise
+    /// carry (and move) the size of a channel send it almost never makes.
+    pub(crate) fn send<'a>(&'a self, transmits: Transmits, reply: Option<&'a Sink>) -> Sending<'a> {
+        let mut frames = transmits.into_iter();
         let mut all = true;
-        for t in transmits {
+        while let Some(t) = frames.next() {
             let sink = self.sink_for(&t, reply);
+            self.forget_ended_listen(&t);
+            match sink.offer(t.out) {
+                Ok(sent) => all &= sent,
+                Err(out) => {
+                    let sink = sink.into_owned();
+                    let waiting = async move { self.send_waiting(sink, out, frames, reply).await && all };
+                    return Either::Right(Box::pin(waiting));
+                }
+            }
+        }
+        Either::Left(std::future::ready(all))
+    }
+
+    /// Sends `first` to `sink`, then `rest`, each waiting for room (frames keep their order).
+    async fn send_waiting(
+        &self,
+        sink: Sink,
+        first: Outbound,
+        rest: impl Iterator<Item = Transmit>,
+        reply: Option<&Sink>,
+    ) -> bool {
+        let mut all = sink.send(first).await;
+        for t in rest {
+            let sink = self.sink_for(&t, reply).into_owned();
             self.forget_ended_listen(&t);
             all &= sink.send(t.out).await;
         }

@@ -64,15 +64,10 @@ impl Server {
                 // Boxed: the request's future is large, and this one is moved into a box anyway.
                 Box::pin(connection::serve_request(self.clone(), link.clone(), request, handling, None)).await;
             }
-            while let (true, Some(changes)) = (link.is_listening(), changes.as_mut()) {
-                let change = changes.recv().await;
-                if matches!(change, Err(broadcast::error::RecvError::Closed)) {
-                    // The server is gone: the stream ends with its final result.
-                    let (_, out) = link.run(|peer| peer.end_listens());
-                    link.send(out.transmits, None).await;
-                    break;
-                }
-                connection::announce(self, &link, change).await;
+            // Boxed: only a listen stream gets here, and the other requests' futures should
+            // not carry its size.
+            if let (true, Some(changes)) = (link.is_listening(), changes.take()) {
+                Box::pin(follow_changes(self, &link, changes)).await;
             }
         };
         tokio::select! {
@@ -82,6 +77,20 @@ impl Server {
                 link.settle(out.events, None);
             }
         }
+    }
+}
+
+/// Carries the server's changes to a stateless request's listen stream until it ends.
+async fn follow_changes(server: &Server, link: &Link, mut changes: broadcast::Receiver<Change>) {
+    while link.is_listening() {
+        let change = changes.recv().await;
+        if matches!(change, Err(broadcast::error::RecvError::Closed)) {
+            // The server is gone: the stream ends with its final result.
+            let (_, out) = link.run(|peer| peer.end_listens());
+            link.send(out.transmits, None).await;
+            break;
+        }
+        connection::announce(server, link, change).await;
     }
 }
 
