@@ -7,6 +7,7 @@
 //! connection and each one can be cancelled. (A handler that computes for long without
 //! awaiting should hand that work to `spawn_blocking`.)
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -94,11 +95,13 @@ pub(crate) async fn serve_request(
         round: served.round.take(),
         task: None,
     });
-    let answer = tokio::select! {
+    // A panic fails this request only (see `panic`).
+    let outcome = tokio::select! {
         biased;
         _ = handling.cancelled() => return,
-        answer = dispatch(&server, &mut served.request, &ctx) => answer,
+        outcome = AssertUnwindSafe(dispatch(&server, &mut served.request, &ctx)).catch_unwind() => outcome,
     };
+    let answer = outcome.unwrap_or_else(|payload| crate::panic::answer(&served.request, &*payload));
     let id = &served.id;
     let (_, out) = link.run(|peer| match answer {
         Answer::Result(result) => peer.respond(id, Ok(result)),

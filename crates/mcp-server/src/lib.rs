@@ -25,13 +25,14 @@
 // Layers, each file importing only the ones above it:
 //   error, link (the engine behind its lock, and the sinks) ->
 //   tasks/{config, store, runtime} -> context -> server/{registry, config, mod} ->
-//   answer, tasks/{run, methods}, dispatch -> connection -> session
+//   answer, panic, tasks/{run, methods}, dispatch -> connection -> session
 mod answer;
 mod connection;
 mod context;
 mod dispatch;
 mod error;
 mod link;
+mod panic;
 mod refusal;
 mod server;
 mod session;

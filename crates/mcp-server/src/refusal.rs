@@ -77,6 +77,9 @@ pub(crate) enum Refusal {
     /// The handler failed.
     #[error(transparent)]
     Handler(#[from] HandlerError),
+    /// The handler of this method panicked (what it said is in the server's log).
+    #[error("the {0} handler failed unexpectedly")]
+    Panicked(Method),
 }
 
 impl Refusal {
@@ -99,7 +102,7 @@ impl Refusal {
             Self::Store(TaskStoreError::Terminal(status)) => {
                 ErrorObject::invalid_params(format!("Cannot cancel task: already in terminal status '{status}'"))
             }
-            Self::EngineMethod(_) | Self::TasksDisabled | Self::TooManyTasks | Self::Store(_) => {
+            Self::EngineMethod(_) | Self::TasksDisabled | Self::TooManyTasks | Self::Store(_) | Self::Panicked(_) => {
                 ErrorObject::internal(self)
             }
             Self::TaskFailed(e) => e,

@@ -571,3 +571,60 @@ async fn a_modern_only_server_refuses_initialize_and_says_what_it_speaks() {
     let d = peer.call("server/discover", modern(json!({}))).await;
     assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]), "{d}");
 }
+
+/// A handler's panic (the handler here never returns normally).
+fn explode<T>(what: &str) -> mcp_server::HandlerResult<T> {
+    panic!("{what} exploded")
+}
+
+/// A handler that panics fails its own request only: a tool's call is answered with a tool
+/// execution error, any other request with `-32603`, and the connection goes on serving, in
+/// both eras, whether the panic comes before the handler's first wait (on the connection)
+/// or after it (in the request's own task).
+#[tokio::test(start_paused = true)]
+async fn a_panicking_handler_fails_only_its_own_request() {
+    let server = Server::builder("s", "1").build();
+    server.add_tool(tool("boom"), |_, _| async { explode("tool") });
+    server.add_tool(tool("boom_later"), |_, _| async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        explode("tool after waiting")
+    });
+    server.add_tool(tool("boom_at_once"), |_, _| -> std::future::Ready<mcp_server::HandlerResult<CallToolResult>> {
+        panic!("tool exploded before making its future")
+    });
+    server.add_tool(tool("fine"), |_, _| async { Ok(CallToolResult::text("fine")) });
+    server.add_resource(Resource::new("test://boom", "boom"), |_, _| async { explode("resource") });
+    server.add_prompt(Prompt::new("boom", "a prompt", vec![]), |_, _| async { explode("prompt") });
+    server.set_completion_handler(|_, _| async { explode("completion") });
+    for version in ["2025-06-18", "2026-07-28"] {
+        let mut peer = Peer::start(&server);
+        let params = |p: Value| if version == "2026-07-28" { modern(p) } else { p };
+        if version != "2026-07-28" {
+            peer.initialize(version, json!({})).await;
+        }
+        for name in ["boom", "boom_later", "boom_at_once"] {
+            let answer = peer.call("tools/call", params(json!({"name": name}))).await;
+            assert_eq!(answer["result"]["isError"], json!(true), "{version} {name}: {answer}");
+            let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(text.contains(name) && text.contains("panicked"), "{version} {name}: {answer}");
+            assert!(!text.contains("exploded"), "{version} {name}: the panic's message is for the log only: {text}");
+        }
+        let others = [
+            ("resources/read", json!({"uri": "test://boom"})),
+            ("prompts/get", json!({"name": "boom"})),
+            (
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "boom"}, "argument": {"name": "a", "value": ""}}),
+            ),
+        ];
+        for (method, p) in others {
+            let answer = peer.call(method, params(p)).await;
+            assert_eq!(answer["error"]["code"], json!(-32603), "{version} {method}: {answer}");
+        }
+        // The connection (and its session) goes on.
+        let answer = peer.call("tools/call", params(json!({"name": "fine"}))).await;
+        assert_eq!(answer["result"]["content"][0]["text"], json!("fine"), "{version}: {answer}");
+        let answer = peer.call("tools/list", params(json!({}))).await;
+        assert_eq!(names(&answer["result"], "tools").len(), 4, "{version}: {answer}");
+    }
+}

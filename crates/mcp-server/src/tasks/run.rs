@@ -160,7 +160,7 @@ pub(crate) async fn run_modern_tool(
 ) -> Answer {
     // A request cancelled before its handler is handed to a task cancels the handler.
     let guard = ctx.cancellation().clone().drop_guard();
-    let mut work = tool_work(entry, arguments, ctx.clone());
+    let mut work = tool_work(entry.clone(), arguments, ctx.clone());
     let window = runtime.config.immediate_window;
     let early = if window.is_zero() {
         // Exactly one poll: the hand-over happens at the handler's first wait, however soon
@@ -188,9 +188,11 @@ pub(crate) async fn run_modern_tool(
         }
     };
     disarm(guard);
-    let result = finished.unwrap_or_else(|_panic| {
-        tracing::error!(method = %Method::CallTool, "a tool handler panicked");
-        Err(crate::error::HandlerError::Protocol(ErrorObject::internal("the tool failed unexpectedly")))
+    // A panic before the hand-over is the call's own: a tool execution error, as inline.
+    let result = finished.unwrap_or_else(|payload| {
+        let message = crate::panic::message(&*payload);
+        tracing::error!(method = %Method::CallTool, name = %entry.tool.name, "the handler panicked: {message}");
+        Ok(crate::panic::tool_error(&entry.tool.name))
     });
     let asks = matches!(result, Err(crate::error::HandlerError::InputRequired));
     if support != TaskSupport::Required || asks {
@@ -283,8 +285,9 @@ async fn run_task(runtime: Arc<TaskRuntime>, task_id: String, mut work: TaskWork
     ctx.finish();
     let change = match finished {
         Some(finished) => {
-            if finished.is_err() {
-                tracing::error!(task = %task_id, "a task handler panicked");
+            if let Err(payload) = &finished {
+                let message = crate::panic::message(&**payload);
+                tracing::error!(task = %task_id, "the task's handler panicked: {message}");
             }
             finish_change(finished, rev)
         }

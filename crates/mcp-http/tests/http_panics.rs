@@ -1,0 +1,80 @@
+//! A handler that panics, over real HTTP: its request is answered (a tool execution error
+//! for a tool, `-32603` otherwise) and the server, the session and every other request go on.
+
+mod common;
+
+use common::*;
+use mcp_http::HttpConfig;
+use mcp_protocol::types::{CallToolResult, Prompt, Resource, Tool};
+use mcp_server::{HandlerResult, Server};
+use serde_json::{json, Value};
+
+fn explode<T>(what: &str) -> HandlerResult<T> {
+    panic!("{what} exploded")
+}
+
+fn server() -> Server {
+    let server = Server::builder("panics", "1").build();
+    let tool = |name: &str| Tool::new(name, "test tool", json!({"type": "object"}));
+    server.add_tool(tool("boom"), |_, _| async { explode("tool") });
+    server.add_tool(tool("boom_later"), |_, _| async {
+        tokio::task::yield_now().await;
+        explode("tool after waiting")
+    });
+    server.add_tool(tool("fine"), |_, _| async { Ok(CallToolResult::text("fine")) });
+    server.add_resource(Resource::new("test://boom", "boom"), |_, _| async { explode("resource") });
+    server.add_prompt(Prompt::new("boom", "a prompt", vec![]), |_, _| async { explode("prompt") });
+    server
+}
+
+/// The requests whose handlers panic, and what each must be answered with: `Ok` a tool
+/// execution error, `Err(code)` a JSON-RPC error.
+fn exploding() -> Vec<(&'static str, Value, Result<(), i64>)> {
+    vec![
+        ("tools/call", json!({"name": "boom"}), Ok(())),
+        ("tools/call", json!({"name": "boom_later"}), Ok(())),
+        ("resources/read", json!({"uri": "test://boom"}), Err(-32603)),
+        ("prompts/get", json!({"name": "boom"}), Err(-32603)),
+    ]
+}
+
+fn check(answer: &Value, expected: Result<(), i64>, what: &str) {
+    match expected {
+        Ok(()) => {
+            assert_eq!(answer["result"]["isError"], json!(true), "{what}: {answer}");
+            assert!(tool_text(answer).contains("panicked"), "{what}: {answer}");
+        }
+        Err(code) => assert_eq!(answer["error"]["code"], json!(code), "{what}: {answer}"),
+    }
+}
+
+#[tokio::test]
+async fn stateless_requests_whose_handler_panics_are_answered_and_the_server_serves_on() {
+    let s = TestServer::start(server(), HttpConfig::default()).await;
+    for (i, (method, params, expected)) in exploding().into_iter().enumerate() {
+        let resp = within(method, s.post_modern(&modern_request(i as i64, method, params)).send()).await.unwrap();
+        assert_eq!(resp.status(), 200, "{method}");
+        check(&final_message(resp).await, expected, method);
+    }
+    let resp = within("fine", s.post_modern(&modern_request(9, "tools/call", json!({"name": "fine"}))).send()).await;
+    assert_eq!(tool_text(&final_message(resp.unwrap()).await), "fine");
+}
+
+#[tokio::test]
+async fn a_session_whose_handler_panics_goes_on() {
+    let s = TestServer::start(server(), HttpConfig::default()).await;
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let session = s.legacy_session(version, json!({})).await;
+        for (i, (method, params, expected)) in exploding().into_iter().enumerate() {
+            let body = request(i as i64 + 2, method, params);
+            let resp = within(method, s.post_legacy(&session, Some(version), &body).send()).await.unwrap();
+            check(&final_message(resp).await, expected, &format!("{version} {method}"));
+        }
+        let body = request(9, "tools/call", json!({"name": "fine"}));
+        let resp = within("fine", s.post_legacy(&session, Some(version), &body).send()).await.unwrap();
+        assert_eq!(tool_text(&final_message(resp).await), "fine", "{version}");
+        assert_eq!(s.http.session_count(), 1, "{version}: the session is still open");
+        let resp = s.client.delete(s.url("/mcp")).header("Mcp-Session-Id", &session).send();
+        assert_eq!(within("DELETE", resp).await.unwrap().status(), 204);
+    }
+}

@@ -1,0 +1,57 @@
+//! A handler that panics fails its own request only: the panic is caught where the request
+//! is served, logged with what panicked, and answered (a tool execution error for a tool,
+//! `-32603` otherwise); the connection, the session and every other request go on.
+
+use std::any::Any;
+
+use mcp_protocol::message::{ClientRequest, ServerResult};
+use mcp_protocol::types::CallToolResult;
+
+use crate::answer::Answer;
+use crate::refusal::Refusal;
+
+/// What a panic's payload says (`panic!` with a message carries a `&str` or a `String`).
+pub(crate) fn message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+/// The answer to a request whose handler panicked with `payload`, logged. The panic's
+/// message goes to the log only: it may tell internals the client has no business seeing.
+pub(crate) fn answer(request: &ClientRequest, payload: &(dyn Any + Send)) -> Answer {
+    let method = request.method();
+    let name = request.name().unwrap_or_default();
+    let message = message(payload);
+    tracing::error!(%method, name, "the handler panicked: {message}");
+    match request {
+        ClientRequest::CallTool(call) => Answer::Result(ServerResult::CallTool(tool_error(&call.name))),
+        _ => Answer::Refused(Refusal::Panicked(method)),
+    }
+}
+
+/// The tool execution error of a tool that panicked.
+pub(crate) fn tool_error(tool: &str) -> CallToolResult {
+    CallToolResult::error(format!("the tool {tool} failed unexpectedly (it panicked; the server's log says why)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_of_both_payload_kinds_and_of_neither() {
+        let payload = |f: fn()| std::panic::catch_unwind(f).expect_err("it panics");
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let literal = payload(|| panic!("a literal"));
+        let formatted = payload(|| panic!("formatted {}", 7));
+        let other = payload(|| std::panic::panic_any(7_u8));
+        std::panic::set_hook(prev);
+        assert_eq!(message(&*literal), "a literal");
+        assert_eq!(message(&*formatted), "formatted 7");
+        assert_eq!(message(&*other), "(no message)");
+    }
+}
