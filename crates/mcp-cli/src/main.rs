@@ -54,10 +54,8 @@ enum Command {
         /// legacy HTTP+SSE at /sse. Binds to loopback unless told otherwise.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
-        /// Host names accepted in Host/Origin headers besides the loopback names (repeatable);
-        /// `*` accepts any (only behind a proxy that checks them).
-        #[arg(long = "allow-host", value_name = "HOST")]
-        allow_hosts: Vec<String>,
+        #[command(flatten)]
+        http_options: mcp_cli::proxy::HttpOptions,
         /// Speak only the stateless 2026-07-28 revision: `initialize` is refused (with the
         /// supported versions), as a modern-only server would.
         #[arg(long)]
@@ -77,9 +75,8 @@ enum Command {
         /// Serve on this process's stdin/stdout.
         #[arg(long)]
         stdio: bool,
-        /// Host names accepted in Host/Origin headers besides the loopback names (repeatable).
-        #[arg(long = "allow-host", value_name = "HOST")]
-        allow_hosts: Vec<String>,
+        #[command(flatten)]
+        http_options: mcp_cli::proxy::HttpOptions,
         /// How to reach the upstream server.
         #[command(flatten)]
         connect: mcp_cli::cli::args::ConnectOptions,
@@ -99,23 +96,27 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
-        Command::Serve { http, allow_hosts, modern_only } => {
+        Command::Serve { http, http_options, modern_only } => {
             init_tracing();
             match http {
-                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, allow_hosts, modern_only))),
+                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, &http_options, modern_only))),
                 // One client on one stream: one thread serves it with the least handing over.
                 None => with_runtime(false, |rt| rt.block_on(serve_stdio(modern_only))),
             }
         }
-        Command::Proxy { target, http, stdio: _, allow_hosts, connect } => {
+        Command::Proxy { target, http, stdio: _, http_options, connect } => {
             let listen = match http {
-                Some(addr) => mcp_cli::proxy::Listen::Http { addr, allow_hosts },
+                Some(addr) => mcp_cli::proxy::Listen::Http { addr, options: http_options },
                 None => mcp_cli::proxy::Listen::Stdio,
             };
             // Its own diagnostics: the -v trace of the upstream traffic.
             let ui = mcp_cli::proxy::init_diagnostics(&connect);
             with_runtime(true, |rt| {
-                rt.block_on(mcp_cli::proxy::run(&target, &connect, ui, listen, mcp_cli::cli::interrupted()))
+                rt.block_on(async {
+                    // Listened for from the start: a signal never finds the default action.
+                    let stop = mcp_cli::cli::interrupted();
+                    mcp_cli::proxy::run(&target, &connect, ui, listen, stop).await
+                })
             })
         }
     }
@@ -150,7 +151,7 @@ async fn serve_stdio(modern_only: bool) -> ExitCode {
     }
 }
 
-async fn serve_http(addr: &str, allow_hosts: Vec<String>, modern_only: bool) -> ExitCode {
+async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, modern_only: bool) -> ExitCode {
     let addr = if addr.contains(':') { addr.to_owned() } else { format!("127.0.0.1:{addr}") };
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
@@ -159,18 +160,18 @@ async fn serve_http(addr: &str, allow_hosts: Vec<String>, modern_only: bool) -> 
             return ExitCode::FAILURE;
         }
     };
-    let config = mcp_cli::proxy::http_config(allow_hosts);
+    let config = mcp_cli::proxy::http_config(options);
+    // On SIGTERM/SIGINT: a graceful shutdown (see `HttpOptions`), then exit 0. Listened for
+    // before saying it serves.
+    let stop = mcp_cli::cli::interrupted();
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
     let http = mcp_http::McpHttp::new(reference::server_with(modern_only), config);
-    tokio::select! {
-        r = http.serve(listener) => match r {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("mcp: HTTP server failed: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        _ = mcp_cli::cli::interrupted() => ExitCode::SUCCESS,
+    match http.serve_until(listener, stop).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp: HTTP server failed: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

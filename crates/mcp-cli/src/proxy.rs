@@ -21,24 +21,53 @@ use crate::cli::ui::Ui;
 pub enum Listen {
     /// On this process's stdin/stdout.
     Stdio,
-    /// On HTTP at this address, accepting these extra host names.
+    /// On HTTP at this address, with these settings.
     Http {
         /// `host:port` or a port.
         addr: String,
-        /// Extra accepted Host/Origin names (`*`: any).
-        allow_hosts: Vec<String>,
+        /// Accepted hosts, limits and shutdown.
+        options: HttpOptions,
     },
 }
 
+/// The HTTP options of `mcp serve --http` and `mcp proxy --http`.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "HTTP options")]
+pub struct HttpOptions {
+    /// Host names accepted in Host/Origin headers besides the loopback names (repeatable);
+    /// `*` accepts any (only behind a proxy that checks them).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[arg(long, value_name = "N", default_value_t = mcp_http::HttpConfig::default().max_connections)]
+    pub max_connections: usize,
+    /// Seconds a connection may take to send a request's headers (or stay idle between
+    /// requests) before it is closed; 0: no limit.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub header_timeout: f64,
+    /// On SIGTERM or SIGINT: seconds that requests in flight have to finish (new ones are
+    /// answered 503, SSE streams end with a retry hint) before the process exits.
+    #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().shutdown_grace.as_secs_f64())]
+    pub shutdown_grace: f64,
+}
+
+/// A non-negative number of seconds from the command line (negative or not finite: zero).
+fn seconds(secs: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(secs).unwrap_or_default()
+}
+
 /// The HTTP settings of `mcp serve --http` and `mcp proxy --http`: loopback names plus
-/// `allow_hosts` in Host/Origin (`*`: any).
-pub fn http_config(allow_hosts: Vec<String>) -> mcp_http::HttpConfig {
+/// the allowed hosts in Host/Origin (`*`: any), and the limits given.
+pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
     let mut config = mcp_http::HttpConfig::default();
-    if allow_hosts.iter().any(|h| h == "*") {
+    if options.allow_hosts.iter().any(|h| h == "*") {
         config.hosts = mcp_http::HostPolicy::any();
     } else {
-        config.hosts.allowed_hosts.extend(allow_hosts);
+        config.hosts.allowed_hosts.extend(options.allow_hosts.iter().cloned());
     }
+    config.max_connections = options.max_connections.max(1);
+    config.header_read_timeout = Some(seconds(options.header_timeout)).filter(|t| !t.is_zero());
+    config.shutdown_grace = seconds(options.shutdown_grace);
     config
 }
 
@@ -104,23 +133,23 @@ pub async fn run(
                 _ = terminated => ExitCode::SUCCESS,
             }
         }
-        Listen::Http { addr, allow_hosts } => {
+        Listen::Http { addr, options } => {
             let addr = if addr.contains(':') { addr } else { format!("127.0.0.1:{addr}") };
             let listener = match tokio::net::TcpListener::bind(&addr).await {
                 Ok(l) => l,
                 Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
             };
-            let config = http_config(allow_hosts);
+            let config = http_config(&options);
             let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
             eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
             let http = mcp_http::McpHttp::new(bridge.server().clone(), config);
+            // On SIGTERM/SIGINT the HTTP side shuts down gracefully (see `HttpOptions`).
             tokio::select! {
-                r = http.serve(listener) => match r {
+                r = http.serve_until(listener, terminated) => match r {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => fail(format!("HTTP server failed: {e}")),
                 },
                 _ = session.closed() => fail("the upstream server went away".into()),
-                _ = terminated => ExitCode::SUCCESS,
             }
         }
     };

@@ -29,11 +29,14 @@ pub(crate) mod names {
     pub(crate) static SESSION_ID: HeaderName = HeaderName::from_static(super::SESSION_ID);
 }
 
-/// A header's value, trimmed; `Err` if it is not visible ASCII.
+/// A header's value, trimmed; `Err` if it is not visible ASCII or is given more than once
+/// (a proxy reading the first and the server another must not be able to disagree).
 pub fn value<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, String> {
-    match headers.get(name) {
-        None => Ok(None),
-        Some(v) => v.to_str().map(|s| Some(s.trim())).map_err(|_| format!("header {name} is not ASCII")),
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(_), Some(_)) => Err(format!("header {name} is given more than once")),
+        (Some(v), None) => v.to_str().map(|s| Some(s.trim())).map_err(|_| format!("header {name} is not ASCII")),
     }
 }
 
@@ -183,6 +186,27 @@ mod tests {
         assert!(check(&h(&[("mcp-method", "prompts/list")]), &Expected::of(&list), None).is_err());
         let b64 = format!("=?base64?{}?=", STANDARD.encode("t"));
         assert!(check(&h(&[("mcp-method", "tools/call"), ("mcp-name", &b64)]), &e, None).is_ok());
+    }
+
+    #[test]
+    fn a_header_given_twice_is_refused() {
+        let r = call(&json!({"name":"t","arguments":{"region":"eu"}}));
+        let e = Expected::of(&r);
+        let schema = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}});
+        let twice = |name: &'static str, a: &str, b: &str| {
+            let mut m = h(&[("mcp-method", "tools/call"), ("mcp-name", "t"), ("mcp-param-region", "eu")]);
+            m.remove(name);
+            m.append(name, HeaderValue::from_str(a).unwrap());
+            m.append(name, HeaderValue::from_str(b).unwrap());
+            check(&m, &e, schema.as_object()).expect_err("a header given twice")
+        };
+        assert_eq!(twice("mcp-method", "tools/call", "tools/list"), "header mcp-method is given more than once");
+        // Twice the same value is refused too: what matters is that no reader can pick another.
+        assert_eq!(twice("mcp-method", "tools/call", "tools/call"), "header mcp-method is given more than once");
+        assert_eq!(twice("mcp-name", "t", "u"), "header mcp-name is given more than once");
+        assert_eq!(twice("mcp-param-region", "eu", "us"), "header mcp-param-region is given more than once");
+        let once = h(&[("mcp-method", "tools/call"), ("mcp-name", "t"), ("mcp-param-region", "eu")]);
+        assert!(check(&once, &e, schema.as_object()).is_ok());
     }
 
     #[test]

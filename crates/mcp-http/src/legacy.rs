@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::stream;
@@ -14,6 +14,7 @@ use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{Decoded, FromClient, Received};
 use mcp_protocol::{ErrorObject, Method};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::events::{parse_event_id, EventStore, StreamLog};
 use crate::reply::{self, Expect};
@@ -121,6 +122,12 @@ struct Reader {
     may_close: bool,
     close_seen: u64,
     keep_alive: Duration,
+    /// The server's shutdown: the stream then ends with a `retry` hint.
+    shutdown: CancellationToken,
+    /// The reconnection delay the hint names, in milliseconds.
+    retry_ms: u64,
+    /// The hint was sent: the stream ends.
+    ended: bool,
     store: Arc<dyn EventStore>,
     _slot: Option<StreamSlot>,
     _end: EndSession,
@@ -128,6 +135,9 @@ struct Reader {
 
 impl Reader {
     async fn next_chunk(&mut self) -> Option<String> {
+        if self.ended {
+            return None;
+        }
         if let Some(p) = self.prelude.take() {
             return Some(p);
         }
@@ -153,10 +163,16 @@ impl Reader {
                 // The server asked the client to come back later (SEP-1699): let go.
                 return None;
             }
+            if self.shutdown.is_cancelled() {
+                // The server goes away: the client comes back (elsewhere) and resumes.
+                self.ended = true;
+                return Some(sse::retry(self.retry_ms));
+            }
             tokio::select! {
                 _ = &mut notified => {}
                 _ = tokio::time::sleep(self.keep_alive) => return Some(sse::KEEP_ALIVE.to_owned()),
                 _ = self.session.closed.cancelled() => return None,
+                _ = self.shutdown.cancelled() => {}
             }
         }
     }
@@ -187,6 +203,9 @@ fn reader(inner: &Inner, session: Arc<Session>, stream: u64, log: Arc<StreamLog>
         prelude,
         may_close: polls,
         keep_alive: inner.config.keep_alive,
+        shutdown: inner.shutdown.clone(),
+        retry_ms: inner.config.sse_retry.as_millis() as u64,
+        ended: false,
         store: inner.sessions.store.clone(),
         _slot: None,
         _end: EndSession(None),
@@ -315,6 +334,9 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Re
 
 /// `GET /sse`: opens an HTTP+SSE session; the first event names where to POST.
 pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap) -> Response {
+    if let Some(refused) = inner.refuse_while_shutting_down() {
+        return refused;
+    }
     if let Err(why) = inner.config.hosts.check(&headers_in) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
@@ -334,13 +356,13 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
 }
 
 /// `POST /message?sessionId=..`: a message for an HTTP+SSE session; answers go on its stream.
-pub(crate) async fn post(
-    State(inner): State<Arc<Inner>>,
-    query: SessionQueryExtract,
-    headers_in: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Err(why) = inner.config.hosts.check(&headers_in) {
+pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExtract, request: Request) -> Response {
+    if let Some(refused) = inner.refuse_while_shutting_down() {
+        return refused;
+    }
+    // The headers and the session are judged before the body is read: a refused request
+    // costs no body.
+    if let Err(why) = inner.config.hosts.check(request.headers()) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
     let Some(id) = query.session_id.as_deref() else {
@@ -349,10 +371,14 @@ pub(crate) async fn post(
     let Some(session) = inner.sessions.get(id) else {
         return plain(StatusCode::NOT_FOUND, "unknown or ended session");
     };
-    let Ok(text) = String::from_utf8(body.to_vec()) else {
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let Ok(text) = std::str::from_utf8(&body) else {
         return plain(StatusCode::BAD_REQUEST, "body is not UTF-8");
     };
-    match mcp_protocol::codec::read_from_client(&text) {
+    match mcp_protocol::codec::read_from_client(text) {
         Ok(incoming) => session.core.receive(incoming, None).await,
         // Answered where the session's answers go: its SSE stream.
         Err(e) => session.file(&*inner.sessions.store, &mcp_protocol::jsonrpc::encode_error(e.id(), e.error())),

@@ -19,6 +19,7 @@ mod legacy;
 mod modern;
 mod reply;
 mod security;
+mod serve;
 mod session;
 mod sse;
 
@@ -36,6 +37,7 @@ use mcp_protocol::jsonrpc;
 use mcp_protocol::message::{Decoded, FromClient, Received};
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use mcp_server::Server;
+use tokio_util::sync::CancellationToken;
 
 pub use events::{EventStore, MemoryEventStore};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
@@ -65,6 +67,18 @@ pub struct HttpConfig {
     /// How long a request may go without a first message (its answer, or a progress or log
     /// message that starts its SSE stream) before it is answered 504 and cancelled.
     pub request_timeout: Duration,
+    /// How long a connection may take to send a request's headers, counted from when it
+    /// connects or when its previous response ended: a connection idle between requests
+    /// (keep-alive) is closed after this long too. `None`: no limit, and no timer armed per
+    /// request (it costs about 4% of the server's CPU on small calls). ([`McpHttp::serve`];
+    /// a router mounted elsewhere is subject to its own server's settings.)
+    pub header_read_timeout: Option<Duration>,
+    /// Connections served at once; one more is answered `503` and closed at once, before
+    /// anything of it is read. ([`McpHttp::serve`].)
+    pub max_connections: usize,
+    /// After a shutdown begins, how long requests in flight have to finish before their
+    /// connections are closed. ([`McpHttp::serve_until`].)
+    pub shutdown_grace: Duration,
 }
 
 impl Default for HttpConfig {
@@ -80,6 +94,9 @@ impl Default for HttpConfig {
             get_stream: true,
             sse_retry: Duration::from_millis(1000),
             request_timeout: Duration::from_secs(300),
+            header_read_timeout: Some(Duration::from_secs(30)),
+            max_connections: 10_000,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
@@ -88,6 +105,22 @@ pub(crate) struct Inner {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Arc<session::Sessions>,
+    /// Cancelled when the shutdown begins ([`McpHttp::shutdown`]).
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl Inner {
+    /// While shutting down, a new request is answered this (503, come back elsewhere).
+    pub(crate) fn refuse_while_shutting_down(&self) -> Option<Response> {
+        self.shutdown.is_cancelled().then(shutting_down)
+    }
+}
+
+/// The answer to a request that comes while the server shuts down.
+pub(crate) fn shutting_down() -> Response {
+    let mut r = plain(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down; try again");
+    r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }
 
 /// An MCP server exposed over HTTP.
@@ -128,7 +161,17 @@ impl McpHttp {
     /// Like [`Self::new`], keeping the events of resumable streams in `store`.
     pub fn with_event_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
         let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout, store);
-        Self { inner: Arc::new(Inner { server, config, sessions }) }
+        let shutdown = CancellationToken::new();
+        Self { inner: Arc::new(Inner { server, config, sessions, shutdown }) }
+    }
+
+    /// Begins the shutdown: from now on new requests are answered `503`, and SSE streams
+    /// that would not end by themselves (legacy GET streams, the streams of legacy requests,
+    /// 2026-07-28 listen streams) end with a `retry` hint, so that their clients reconnect,
+    /// elsewhere if a load balancer sends them there. Requests in flight go on. For a router
+    /// mounted in an application of one's own; [`Self::serve_until`] calls it.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
     }
 
     /// How many legacy sessions are open.
@@ -145,16 +188,6 @@ impl McpHttp {
         }
         router.layer(DefaultBodyLimit::max(c.max_body)).with_state(self.inner.clone())
     }
-
-    /// Serves on a bound listener until the future is dropped. Nagle is off on every
-    /// connection: MCP messages are small and latency-bound.
-    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        use axum::serve::ListenerExt;
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, self.router()).await
-    }
 }
 
 /// Does this body carry a 2026-07-28 `_meta` protocol version?
@@ -163,13 +196,13 @@ fn has_modern_meta(frame: &Decoded<FromClient>) -> bool {
 }
 
 async fn post_mcp(State(inner): Shared, request: Request) -> Response {
+    if let Some(refused) = inner.refuse_while_shutting_down() {
+        return refused;
+    }
     // The headers are taken out of the request, not copied as the `HeaderMap` extractor does.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
-    let body = match Bytes::from_request(Request::from_parts(parts, body), &()).await {
-        Ok(body) => body,
-        Err(rejection) => return rejection.into_response(),
-    };
+    // The headers are judged before the body is read: a refused request costs no body.
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
@@ -178,6 +211,10 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
             return plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
         }
     }
+    let body = match Bytes::from_request(Request::from_parts(parts, body), &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
     let Ok(text) = std::str::from_utf8(&body) else {
         return error_response(StatusCode::BAD_REQUEST, None, &ErrorObject::parse_error("body is not UTF-8"));
     };
@@ -202,6 +239,9 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
 }
 
 async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
+    if let Some(refused) = inner.refuse_while_shutting_down() {
+        return refused;
+    }
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
@@ -214,6 +254,9 @@ async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
 }
 
 async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
+    if let Some(refused) = inner.refuse_while_shutting_down() {
+        return refused;
+    }
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }

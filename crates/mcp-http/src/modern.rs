@@ -64,6 +64,9 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Deco
     if let Err(why) = checked.unwrap_or_else(|| check(None)) {
         return reject(HEADER_MISMATCH, why);
     }
+    // A listen stream lasts until the client leaves: at shutdown it ends, with a hint.
+    let listens = matches!(req.body, Ok(ClientRequest::Listen(_)));
+    let ends_at_shutdown = listens.then(|| (inner.shutdown.clone(), inner.config.sse_retry.as_millis() as u64));
     let (tx, rx) = mpsc::channel(64);
     let cancel = CancellationToken::new();
     let plan = Plan {
@@ -74,6 +77,7 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Deco
         keep_alive: inner.config.keep_alive,
         first_frame_timeout: inner.config.request_timeout,
         headers: Vec::new(),
+        ends_at_shutdown,
     };
     let server = inner.server.clone();
     let work = reply::Inline::new(async move { server.serve_stateless(req, tx, cancel).await });

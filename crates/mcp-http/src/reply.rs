@@ -65,6 +65,9 @@ pub(crate) struct Plan {
     pub(crate) first_frame_timeout: Duration,
     /// Extra headers (a session id).
     pub(crate) headers: Vec<(header::HeaderName, HeaderValue)>,
+    /// A stream that would not end by itself (a listen stream) ends when this is cancelled
+    /// (the server shuts down), with a hint to come back in so many milliseconds.
+    pub(crate) ends_at_shutdown: Option<(CancellationToken, u64)>,
 }
 
 /// The work of answering a request, run in the HTTP request's own task until its first
@@ -158,6 +161,45 @@ pub(crate) fn timeout_response(expect: &Expect, headers: &[(header::HeaderName, 
     json_response(StatusCode::GATEWAY_TIMEOUT, mcp_protocol::jsonrpc::encode_error(id, &error), headers)
 }
 
+/// What comes next on an SSE stream.
+enum Next {
+    Frame(Frame),
+    /// The server hints that the stream may close (ignored: a stateless request cannot be
+    /// resumed).
+    CloseHint,
+    /// Everything that could send is gone.
+    Gone,
+    /// Nothing for the keep-alive period.
+    Quiet,
+    /// The server shuts down (a stream that would not end by itself).
+    Shutdown {
+        retry_ms: u64,
+    },
+}
+
+async fn next(
+    rx: &mut mpsc::Receiver<Outbound>,
+    keep_alive: Duration,
+    shutdown: Option<(CancellationToken, u64)>,
+) -> Next {
+    let received = async {
+        match tokio::time::timeout(keep_alive, rx.recv()).await {
+            Ok(Some(Outbound::Frame(f))) => Next::Frame(f),
+            Ok(Some(Outbound::CloseStream)) => Next::CloseHint,
+            Ok(None) => Next::Gone,
+            Err(_) => Next::Quiet,
+        }
+    };
+    match shutdown {
+        None => received.await,
+        Some((token, retry_ms)) => tokio::select! {
+            biased;
+            next = received => next,
+            _ = token.cancelled() => Next::Shutdown { retry_ms },
+        },
+    }
+}
+
 /// Builds the response from the frames `work` sends on `rx`.
 pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, plan: Plan) -> Response {
     let guard = plan.cancel_on_close.clone().map(CancellationToken::drop_guard);
@@ -205,23 +247,31 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
         guard: Option<DropGuard>,
         expect: Expect,
         keep_alive: Duration,
+        ends_at_shutdown: Option<(CancellationToken, u64)>,
     }
-    let state = State { rx, pending: Some(first), done: false, guard, expect, keep_alive };
+    let ends_at_shutdown = plan.ends_at_shutdown.clone();
+    let state = State { rx, pending: Some(first), done: false, guard, expect, keep_alive, ends_at_shutdown };
     let body = stream::unfold(state, |mut s| async move {
         if s.done {
             return None;
         }
         let frame = match s.pending.take() {
             Some(f) => f,
-            None => match tokio::time::timeout(s.keep_alive, s.rx.recv()).await {
-                Ok(Some(Outbound::Frame(f))) => f,
-                Ok(Some(Outbound::CloseStream)) => return Some((Ok(String::new()), s)),
-                Ok(None) => {
+            None => match next(&mut s.rx, s.keep_alive, s.ends_at_shutdown.clone()).await {
+                Next::Frame(f) => f,
+                Next::CloseHint => return Some((Ok(String::new()), s)),
+                Next::Gone => {
                     // Everything that could answer is gone: end the stream.
                     disarm(s.guard.take());
                     return None;
                 }
-                Err(_) => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
+                Next::Quiet => return Some((Ok::<_, std::convert::Infallible>(sse::KEEP_ALIVE.to_owned()), s)),
+                Next::Shutdown { retry_ms } => {
+                    // The request is cancelled as its guard drops; the client listens again,
+                    // elsewhere if a load balancer sends it there.
+                    s.done = true;
+                    return Some((Ok(sse::retry(retry_ms)), s));
+                }
             },
         };
         if is_final(&frame, &s.expect) {

@@ -1,7 +1,7 @@
 //! Origin and Host validation against DNS rebinding: a browser page on another origin must
 //! not reach a server bound to loopback.
 
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, HeaderValue};
 
 /// Which hosts and origins a server accepts.
 #[derive(Debug, Clone)]
@@ -41,13 +41,13 @@ impl HostPolicy {
 
     /// Why the request's `Host` or `Origin` is refused, if it is.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), String> {
-        if let Some(host) = headers.get(header::HOST) {
+        if let Some(host) = only(headers, header::HOST)? {
             let host = host.to_str().map_err(|_| "unreadable Host header".to_owned())?;
             if !self.allows(host_of(host)) {
                 return Err(format!("Host {host:?} is not allowed"));
             }
         }
-        if let Some(origin) = headers.get(header::ORIGIN) {
+        if let Some(origin) = only(headers, header::ORIGIN)? {
             let origin = origin.to_str().map_err(|_| "unreadable Origin header".to_owned())?;
             // `null` comes from sandboxed frames and file: pages of any site: not an allowed origin.
             let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
@@ -60,10 +60,18 @@ impl HostPolicy {
     }
 }
 
+/// A header's one value: given twice, a proxy and this server could each judge another.
+fn only(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&HeaderValue>, String> {
+    let mut values = headers.get_all(&name).iter();
+    match (values.next(), values.next()) {
+        (first, None) => Ok(first),
+        (Some(_), Some(_)) | (None, Some(_)) => Err(format!("header {name} is given more than once")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -83,5 +91,16 @@ mod tests {
         assert!(p.check(&headers("evil.example.com", None)).is_err());
         assert!(p.check(&headers("127.0.0.1:3000", Some("http://evil.example.com"))).is_err());
         assert!(HostPolicy::any().check(&headers("evil.example.com", Some("http://evil.example.com"))).is_ok());
+    }
+
+    #[test]
+    fn host_or_origin_given_twice_is_refused() {
+        let p = HostPolicy::any();
+        let mut twice = headers("127.0.0.1", None);
+        twice.append(header::HOST, HeaderValue::from_static("127.0.0.1"));
+        assert_eq!(p.check(&twice), Err("header host is given more than once".into()));
+        let mut twice = headers("127.0.0.1", Some("http://127.0.0.1"));
+        twice.append(header::ORIGIN, HeaderValue::from_static("http://evil.example.com"));
+        assert_eq!(p.check(&twice), Err("header origin is given more than once".into()));
     }
 }

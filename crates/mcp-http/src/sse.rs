@@ -28,6 +28,11 @@ pub(crate) fn priming(id: &str, retry_ms: u64) -> String {
     format!("id: {id}\nretry: {retry_ms}\ndata: \n\n")
 }
 
+/// The reconnection delay alone (the stream ends after it: come back in `retry_ms`).
+pub(crate) fn retry(retry_ms: u64) -> String {
+    format!("retry: {retry_ms}\n\n")
+}
+
 /// A comment line, to keep idle connections alive through proxies.
 pub(crate) const KEEP_ALIVE: &str = ": keep-alive\n\n";
 

@@ -150,6 +150,32 @@ async fn batch_under_2025_06_18_is_invalid_request() {
     assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
 }
 
+/// A client that accepts JSON only gets the batch's `-32600` as JSON too (it once got an
+/// empty 500: the refusal went where SSE would have carried it).
+#[tokio::test]
+async fn batch_after_2025_03_26_with_a_json_only_accept_is_invalid_request() {
+    let s = TestServer::reference().await;
+    for version in [V0618, V1125] {
+        let session = s.legacy_session(version, json!({})).await;
+        let batch = json!([request(25, "ping", json!({})), request(26, "ping", json!({}))]);
+        let resp = s
+            .client
+            .post(s.url("/mcp"))
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .header("Mcp-Session-Id", &session)
+            .header("MCP-Protocol-Version", version)
+            .body(batch.to_string());
+        let resp = within("batch", resp.send()).await.unwrap();
+        let status = resp.status().as_u16();
+        assert!(status == 200 || status == 400, "{version}: status {status}");
+        assert_eq!(content_type(resp.headers()), "application/json", "{version}");
+        let answer: serde_json::Value = within("body", resp.json()).await.unwrap();
+        assert_eq!(answer["error"]["code"], json!(-32600), "{version}: {answer}");
+        assert_eq!(answer["id"], json!(null), "{version}: {answer}");
+    }
+}
+
 #[tokio::test]
 async fn two_concurrent_posts_on_one_session_are_both_answered() {
     let s = TestServer::reference().await;

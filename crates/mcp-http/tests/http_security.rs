@@ -122,3 +122,50 @@ async fn text_plain_is_415() {
         .send();
     assert_eq!(within("POST", resp).await.unwrap().status(), 415);
 }
+
+/// A header the server checks, given twice, is refused: were the first read here and the
+/// last by a proxy in front (or the other way round), the two could disagree.
+#[tokio::test]
+async fn a_checked_header_given_twice_is_400() {
+    let s = TestServer::reference().await;
+    let call = modern_request(1, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
+    for (header, second) in [
+        ("Mcp-Method", "tools/list"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "other"),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ] {
+        let resp = within(header, s.post_modern(&call).header(header, second).send()).await.unwrap();
+        assert_eq!(resp.status(), 400, "{header} given twice");
+        let body = within("body", resp.text()).await.unwrap();
+        assert!(body.contains("more than once"), "{header}: {body}");
+    }
+    let session = s.legacy_session("2025-06-18", json!({})).await;
+    let legacy_list = request(2, "tools/list", json!({}));
+    let resp = s.post_legacy(&session, Some("2025-06-18"), &legacy_list).header("Mcp-Session-Id", &session);
+    assert_eq!(within("Mcp-Session-Id twice", resp.send()).await.unwrap().status(), 400);
+    let resp = s.post_modern(&list()).header("Origin", "http://127.0.0.1").header("Origin", "http://evil.example.com");
+    assert_eq!(within("Origin twice", resp.send()).await.unwrap().status(), 403);
+    // Once each, the same requests are served.
+    let resp = within("once", s.post_modern(&call).send()).await.unwrap();
+    assert_eq!(tool_text(&final_message(resp).await), "x");
+}
+
+/// Host and Origin are judged on the headers alone: a refused request is answered before
+/// its body arrives (here: a body announced and never sent).
+#[tokio::test]
+async fn a_foreign_host_is_refused_before_the_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = TestServer::reference().await;
+    for (path, host) in [("/mcp", "evil.example.com"), ("/message?sessionId=x", "evil.example.com")] {
+        let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{{"
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = vec![0; 64];
+        let n = within("the answer before the body", tcp.read(&mut answer)).await.unwrap();
+        let status_line = String::from_utf8_lossy(&answer[..n]).lines().next().unwrap_or_default().to_owned();
+        assert!(status_line.starts_with("HTTP/1.1 403"), "{path}: {status_line}");
+    }
+}

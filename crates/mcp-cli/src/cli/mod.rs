@@ -87,25 +87,40 @@ async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliErr
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn interrupted() {
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called
+/// (within a runtime), not when the future is first polled: a signal that comes in between
+/// (a server that said it is ready, and is told to stop at once) is not lost, nor does it
+/// kill the process the default way.
+pub fn interrupted() -> impl std::future::Future<Output = ()> + Send {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            let received = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        let _ = s.recv().await;
+                    }
+                    None => std::future::pending().await,
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+            };
+            match (term.is_some(), int.is_some()) {
+                (false, false) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+                _ => tokio::select! {
+                    () = received(term) => {}
+                    () = received(int) => {}
+                },
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

@@ -1,0 +1,116 @@
+//! Serving on a TCP listener: the connection limits a public server needs (a header read
+//! timeout that also closes idle keep-alive connections, a cap on connections refused before
+//! anything is read), and a graceful shutdown.
+//!
+//! `axum::serve` sets no timer, so hyper's header read timeout is off there: a client that
+//! sends its headers a byte at a time, or never, holds its connection (and a file
+//! descriptor) for ever. Here every connection is a hyper HTTP/1 connection of our own.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::McpHttp;
+
+/// What a connection over the limit is told, written at once without reading anything.
+const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+content-length: 32\r\nconnection: close\r\nretry-after: 1\r\n\r\ntoo many connections; try again\n";
+
+/// After a failed `accept` (out of file descriptors, say), the pause before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+impl McpHttp {
+    /// Serves on a bound listener until the future is dropped. Nagle is off on every
+    /// connection (MCP messages are small and latency-bound); the connection limits of
+    /// [`HttpConfig`](crate::HttpConfig) apply (`header_read_timeout`, `max_connections`).
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        self.serve_until(listener, std::future::pending()).await
+    }
+
+    /// Like [`Self::serve`], until `shutdown` resolves; then shuts down gracefully: stops
+    /// accepting, [`Self::shutdown`]s (new requests `503`, endless SSE streams end with a
+    /// `retry` hint), lets requests in flight finish within
+    /// [`HttpConfig::shutdown_grace`](crate::HttpConfig::shutdown_grace), closes what is left
+    /// and returns.
+    pub async fn serve_until(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        let config = &self.inner.config;
+        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let graceful = GracefulShutdown::new();
+        let mut http = http1::Builder::new();
+        if let Some(timeout) = config.header_read_timeout {
+            // Armed for every request head (about 4% of the CPU of a small call): hyper's.
+            http.timer(TokioTimer::new()).header_read_timeout(timeout);
+        }
+        let router = self.router();
+        // Cancelled when the grace period is over: the connections left are closed.
+        let closing = CancellationToken::new();
+        tokio::pin!(shutdown);
+        loop {
+            let tcp = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, _)) => tcp,
+                    Err(e) => {
+                        tracing::debug!("accept failed: {e}");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                refuse(tcp);
+                continue;
+            };
+            let _ = tcp.set_nodelay(true);
+            let service = TowerToHyperService::new(router.clone());
+            let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+            let closing = closing.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    ended = connection => if let Err(e) = ended {
+                        tracing::debug!("connection ended: {e}");
+                    },
+                    () = closing.cancelled() => {}
+                }
+                drop(slot);
+            });
+        }
+        drop(listener);
+        self.shutdown();
+        if tokio::time::timeout(config.shutdown_grace, graceful.shutdown()).await.is_err() {
+            tracing::warn!("the shutdown grace period is over: the connections still open are closed");
+            closing.cancel();
+        }
+        Ok(())
+    }
+}
+
+/// Answers a connection over the limit `503` and closes it, without reading from it or
+/// waiting for it (a full send buffer just loses the answer).
+fn refuse(tcp: TcpStream) {
+    let _ = tcp.try_write(OVER_CAPACITY);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_refusal_is_a_complete_response() {
+        let text = std::str::from_utf8(super::OVER_CAPACITY).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|n| n.parse().ok())
+            .expect("a content-length");
+        assert_eq!(body.len(), length);
+        assert!(head.starts_with("HTTP/1.1 503 "));
+    }
+}
