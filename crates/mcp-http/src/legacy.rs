@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{parse_event_id, EventStore, StreamLog};
 use crate::reply::{self, Expect};
-use crate::session::{Session, Sessions, StreamSlot};
-use crate::{accepts_sse, error_response, headers, sse, Inner, SessionQueryExtract};
+use crate::session::{Session, Sessions, SessionsFull, StreamSlot};
+use crate::{accepts_sse, error_response, headers, sessions_full, sse, Inner, SessionQueryExtract};
 
 fn plain(status: StatusCode, message: &str) -> Response {
     (status, message.to_owned()).into_response()
@@ -50,16 +50,19 @@ pub(crate) async fn post_streamable(
             return plain(StatusCode::BAD_REQUEST, &format!("unsupported MCP-Protocol-Version {v:?}"));
         }
     }
-    let is_initialize = matches!(
-        &incoming,
-        Decoded::Single(Received::Request(r)) if r.method.known() == Some(Method::Initialize)
-    );
+    let initialize = match &incoming {
+        Decoded::Single(Received::Request(r)) if r.method.known() == Some(Method::Initialize) => Some(&r.id),
+        _ => None,
+    };
     let (session, created) = match headers::value(headers_in, &headers::names::SESSION_ID) {
         Ok(Some(id)) => match inner.sessions.get(id) {
             Some(s) => (s, false),
             None => return plain(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"),
         },
-        Ok(None) if is_initialize => (inner.sessions.create(), true),
+        Ok(None) if initialize.is_some() => match inner.sessions.create() {
+            Ok(session) => (session, true),
+            Err(SessionsFull) => return sessions_full(initialize),
+        },
         Ok(None) => {
             let e = ErrorObject::invalid_request("missing Mcp-Session-Id header (send initialize first)");
             return error_response(StatusCode::BAD_REQUEST, None, &e);
@@ -340,7 +343,9 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
     if let Err(why) = inner.config.hosts.check(&headers_in) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
-    let session = inner.sessions.create();
+    let Ok(session) = inner.sessions.create() else {
+        return sessions_full(None);
+    };
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "new session already streaming");
     };

@@ -58,6 +58,10 @@ pub struct HttpConfig {
     pub max_body: usize,
     /// Sessions idle this long are ended.
     pub session_idle_timeout: Duration,
+    /// Legacy sessions held at once (Streamable HTTP and HTTP+SSE together). One more
+    /// `initialize` (or `GET /sse`) is refused with `503` until one ends (DELETE, idle expiry):
+    /// a session in use is never evicted to make room.
+    pub max_sessions: usize,
     /// A comment is sent on an SSE stream quiet for this long.
     pub keep_alive: Duration,
     /// Whether legacy sessions may open the standalone GET stream (405 otherwise).
@@ -90,6 +94,7 @@ impl Default for HttpConfig {
             hosts: HostPolicy::default(),
             max_body: 4 * 1024 * 1024,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
             keep_alive: Duration::from_secs(15),
             get_stream: true,
             sse_retry: Duration::from_millis(1000),
@@ -114,6 +119,14 @@ impl Inner {
     pub(crate) fn refuse_while_shutting_down(&self) -> Option<Response> {
         self.shutdown.is_cancelled().then(shutting_down)
     }
+}
+
+/// The answer to a request that would open a session beyond `max_sessions`.
+pub(crate) fn sessions_full(id: Option<&mcp_protocol::RequestId>) -> Response {
+    let error = ErrorObject::internal("the server holds as many sessions as it may; try again later");
+    let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 /// The answer to a request that comes while the server shuts down.
@@ -160,7 +173,7 @@ impl McpHttp {
 
     /// Like [`Self::new`], keeping the events of resumable streams in `store`.
     pub fn with_event_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
-        let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout, store);
+        let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout, config.max_sessions, store);
         let shutdown = CancellationToken::new();
         Self { inner: Arc::new(Inner { server, config, sessions, shutdown }) }
     }

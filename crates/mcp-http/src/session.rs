@@ -83,12 +83,18 @@ pub(crate) struct Sessions {
     pub(crate) store: Arc<dyn EventStore>,
     map: Mutex<HashMap<String, Arc<Session>>>,
     idle_timeout: Duration,
+    /// Sessions held at once; a new one beyond is refused.
+    max: usize,
 }
 
+/// A new session is refused: as many are open as the server may hold.
+#[derive(Debug)]
+pub(crate) struct SessionsFull;
+
 impl Sessions {
-    pub(crate) fn new(server: Server, idle_timeout: Duration, store: Arc<dyn EventStore>) -> Arc<Self> {
+    pub(crate) fn new(server: Server, idle_timeout: Duration, max: usize, store: Arc<dyn EventStore>) -> Arc<Self> {
         let mut changes = server.changes();
-        let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout });
+        let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout, max });
         let weak = Arc::downgrade(&sessions);
         let period = (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         tokio::spawn(async move {
@@ -119,8 +125,11 @@ impl Sessions {
         sessions
     }
 
-    /// Opens a session.
-    pub(crate) fn create(&self) -> Arc<Session> {
+    /// Opens a session, unless as many are open as the server may hold.
+    pub(crate) fn create(&self) -> Result<Arc<Session>, SessionsFull> {
+        if self.map.lock().len() >= self.max {
+            return Err(SessionsFull);
+        }
         let store = self.store.clone();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
@@ -145,8 +154,15 @@ impl Sessions {
                 closed: Default::default(),
             }
         });
-        self.map.lock().insert(session.id.clone(), session.clone());
-        session
+        let mut map = self.map.lock();
+        if map.len() >= self.max {
+            // Others were opened meanwhile.
+            drop(map);
+            session.core.close();
+            return Err(SessionsFull);
+        }
+        map.insert(session.id.clone(), session.clone());
+        Ok(session)
     }
 
     /// The session with this id, marked as active.

@@ -173,3 +173,34 @@ async fn a_shutdown_lets_calls_in_flight_finish_ends_streams_with_a_retry_hint_a
     // Nothing listens any more.
     assert!(TcpStream::connect(addr).await.is_err(), "the listener is closed");
 }
+
+#[tokio::test]
+async fn an_initialize_beyond_max_sessions_is_503_until_a_session_ends() {
+    let config = HttpConfig { max_sessions: 2, ..HttpConfig::default() };
+    let s = TestServer::reference_with(config).await;
+    let first = s.legacy_session("2025-06-18", json!({})).await;
+    // An HTTP+SSE session counts too (held open: the stream is the session).
+    let sse = within("GET /sse", s.client.get(s.url("/sse")).header("Accept", "text/event-stream").send()).await;
+    let sse = sse.unwrap();
+    assert_eq!(sse.status(), 200);
+    assert_eq!(s.http.session_count(), 2);
+    let resp = within("a third initialize", s.post_mcp(&legacy_initialize(7, "2025-11-25", json!({}))).send()).await;
+    let resp = resp.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    assert!(resp.headers().get("mcp-session-id").is_none(), "no session for a refused initialize");
+    let answer: serde_json::Value = within("body", resp.json()).await.unwrap();
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(7), json!(-32603)), "{answer}");
+    let resp = within("a third GET /sse", s.client.get(s.url("/sse")).send()).await.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(s.http.session_count(), 2);
+    // The sessions open are served meanwhile; once one ends, a new one opens.
+    let list = request(2, "tools/list", json!({}));
+    let resp = within("a held session", s.post_legacy(&first, Some("2025-06-18"), &list).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let resp = s.client.delete(s.url("/mcp")).header("Mcp-Session-Id", &first).send();
+    assert_eq!(within("DELETE", resp).await.unwrap().status(), 204);
+    s.legacy_session("2025-11-25", json!({})).await;
+    assert_eq!(s.http.session_count(), 2);
+    drop(sse);
+}

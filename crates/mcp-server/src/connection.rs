@@ -95,11 +95,14 @@ pub(crate) async fn serve_request(
         round: served.round.take(),
         task: None,
     });
-    // A panic fails this request only (see `panic`).
-    let outcome = tokio::select! {
-        biased;
-        _ = handling.cancelled() => return,
-        outcome = AssertUnwindSafe(dispatch(&server, &mut served.request, &ctx)).catch_unwind() => outcome,
+    let outcome = match crate::admission::admit(&server, &link) {
+        Err(busy) => Ok(Answer::Refused(busy)),
+        // A panic fails this request only (see `panic`).
+        Ok(_in_flight) => tokio::select! {
+            biased;
+            _ = handling.cancelled() => return,
+            outcome = AssertUnwindSafe(dispatch(&server, &mut served.request, &ctx)).catch_unwind() => outcome,
+        },
     };
     let answer = outcome.unwrap_or_else(|payload| crate::panic::answer(&served.request, &*payload));
     let id = &served.id;

@@ -25,7 +25,8 @@
 // Layers, each file importing only the ones above it:
 //   error, link (the engine behind its lock, and the sinks) ->
 //   tasks/{config, store, runtime} -> context -> server/{registry, config, mod} ->
-//   answer, panic, tasks/{run, methods}, dispatch -> connection -> session
+//   admission, answer, panic, tasks/{run, methods}, dispatch -> connection -> session
+mod admission;
 mod answer;
 mod connection;
 mod context;

@@ -77,6 +77,14 @@ pub(crate) enum Refusal {
     /// The handler failed.
     #[error(transparent)]
     Handler(#[from] HandlerError),
+    /// As many requests are in flight as the server takes (of the session, or of all).
+    #[error("too many requests in flight ({limit}{}); try again later", if *.per_session { " in this session" } else { "" })]
+    Busy {
+        /// The limit reached.
+        limit: usize,
+        /// Whether it is the session's (else the server's).
+        per_session: bool,
+    },
     /// The handler of this method panicked (what it said is in the server's log).
     #[error("the {0} handler failed unexpectedly")]
     Panicked(Method),
@@ -102,9 +110,12 @@ impl Refusal {
             Self::Store(TaskStoreError::Terminal(status)) => {
                 ErrorObject::invalid_params(format!("Cannot cancel task: already in terminal status '{status}'"))
             }
-            Self::EngineMethod(_) | Self::TasksDisabled | Self::TooManyTasks | Self::Store(_) | Self::Panicked(_) => {
-                ErrorObject::internal(self)
-            }
+            Self::EngineMethod(_)
+            | Self::TasksDisabled
+            | Self::TooManyTasks
+            | Self::Store(_)
+            | Self::Panicked(_)
+            | Self::Busy { .. } => ErrorObject::internal(self),
             Self::TaskFailed(e) => e,
             Self::Handler(e) => protocol_error(e, rev),
         }

@@ -628,3 +628,47 @@ async fn a_panicking_handler_fails_only_its_own_request() {
         assert_eq!(names(&answer["result"], "tools").len(), 4, "{version}: {answer}");
     }
 }
+
+/// A request beyond the in-flight limits (of the session, of the server) is refused at once,
+/// and the others are served; a slot freed is a slot for the next.
+#[tokio::test(start_paused = true)]
+async fn requests_beyond_the_in_flight_limits_are_refused_at_once() {
+    let config = mcp_server::ServerConfig { max_in_flight: 3, max_in_flight_per_session: 2, ..Default::default() };
+    let server = Server::builder("s", "1").config(config).build();
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let opens = gate.clone();
+    server.add_tool(tool("wait"), move |_, _| {
+        let opens = opens.clone();
+        async move {
+            opens.acquire().await.expect("gate").forget();
+            Ok(CallToolResult::text("done"))
+        }
+    });
+    let call = |id: &str| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait"}});
+    let mut a = Peer::start(&server);
+    a.initialize("2025-06-18", json!({})).await;
+    for id in ["a1", "a2", "a3"] {
+        a.send(call(id)).await;
+    }
+    let refused = a.recv().await;
+    assert_eq!((&refused["id"], &refused["error"]["code"]), (&json!("a3"), &json!(-32603)), "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("too many requests in flight (2 in this session)"), "{message}");
+    let mut b = Peer::start(&server);
+    b.initialize("2025-06-18", json!({})).await;
+    b.send(call("b1")).await;
+    b.send(call("b2")).await;
+    let refused = b.recv().await;
+    assert_eq!(&refused["id"], &json!("b2"), "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("too many requests in flight (3)"), "{message}");
+    gate.add_permits(3);
+    let mut answered = [a.recv().await, a.recv().await, b.recv().await];
+    answered.sort_by_key(|m| m["id"].as_str().unwrap_or_default().to_owned());
+    for (m, id) in answered.iter().zip(["a1", "a2", "b1"]) {
+        assert_eq!((&m["id"], &m["result"]["content"][0]["text"]), (&json!(id), &json!("done")), "{m}");
+    }
+    gate.add_permits(1);
+    let answer = b.call("tools/call", json!({"name": "wait"})).await;
+    assert_eq!(answer["result"]["content"][0]["text"], json!("done"), "{answer}");
+}

@@ -39,6 +39,12 @@ pub struct ServerConfig {
     /// Serve only the modern era (2026-07-28): `initialize` is refused with the supported
     /// versions, and `server/discover` lists only modern ones.
     pub modern_only: bool,
+    /// Requests served at once, of all connections; one more is refused (`-32603`, "too
+    /// many requests in flight"). Tasks running in the background are bounded by
+    /// [`TaskConfig::max_tasks`] instead.
+    pub max_in_flight: usize,
+    /// Requests served at once on one connection (a session); one more is refused.
+    pub max_in_flight_per_session: usize,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +61,8 @@ impl Default for ServerConfig {
             logging: true,
             completions: false,
             modern_only: false,
+            max_in_flight: 10_000,
+            max_in_flight_per_session: 1_000,
         }
     }
 }
@@ -162,6 +170,7 @@ impl ServerBuilder {
                 cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
                 config,
                 tasks,
+                in_flight: Default::default(),
             }),
         }
     }

@@ -39,6 +39,8 @@ pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     /// Task machinery, when tasks are enabled.
     pub(crate) tasks: Option<Arc<TaskRuntime>>,
+    /// Requests in flight, of all connections (see `admission`).
+    pub(crate) in_flight: std::sync::atomic::AtomicUsize,
 }
 
 /// An MCP server: a set of tools, resources and prompts, served on any number of
