@@ -41,6 +41,9 @@ pub struct HttpOptions {
     /// Connections served at once; one more is answered 503 and closed.
     #[arg(long, value_name = "N", default_value_t = mcp_http::HttpConfig::default().max_connections)]
     pub max_connections: usize,
+    /// Legacy sessions held at once; one more `initialize` is answered 503.
+    #[arg(long, value_name = "N", default_value_t = mcp_http::HttpConfig::default().max_sessions)]
+    pub max_sessions: usize,
     /// Seconds a connection may take to send a request's headers (or stay idle between
     /// requests) before it is closed; 0: no limit.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
@@ -66,6 +69,7 @@ pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
         config.hosts.allowed_hosts.extend(options.allow_hosts.iter().cloned());
     }
     config.max_connections = options.max_connections.max(1);
+    config.max_sessions = options.max_sessions;
     config.header_read_timeout = Some(seconds(options.header_timeout)).filter(|t| !t.is_zero());
     config.shutdown_grace = seconds(options.shutdown_grace);
     config
