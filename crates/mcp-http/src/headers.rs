@@ -8,16 +8,7 @@ use mcp_protocol::types::JsonObject;
 use mcp_protocol::Method;
 use serde_json::Value;
 
-/// The protocol version header.
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// The method header.
-pub const METHOD: &str = "mcp-method";
-/// The name header (tool, prompt or resource URI).
-pub const NAME: &str = "mcp-name";
-/// Prefix of parameter headers declared with `x-mcp-header`.
-pub const PARAM_PREFIX: &str = "mcp-param-";
-/// The legacy session header.
-pub const SESSION_ID: &str = "mcp-session-id";
+pub use mcp_protocol::frame::headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 
 /// The headers above as `HeaderName`s, so that looking one up parses no name.
 pub(crate) mod names {

@@ -19,11 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{parse_event_id, EventStore, StreamLog};
 use crate::reply::{self, Expect};
 use crate::session::{Session, Sessions, SessionsFull, StreamSlot};
-use crate::{accepts_sse, error_response, headers, sessions_full, sse, Inner, SessionQueryExtract};
-
-fn plain(status: StatusCode, message: &str) -> Response {
-    (status, message.to_owned()).into_response()
-}
+use crate::{accepts_sse, error_response, headers, plain, sessions_full, sse, Inner, SessionQueryExtract};
 
 /// What a body needs answered.
 fn expectation(incoming: &Decoded<FromClient>) -> Option<Expect> {

@@ -153,7 +153,8 @@ pub(crate) fn error_response(
     reply::json_response(status, jsonrpc::encode_error(id, error), &[])
 }
 
-fn plain(status: StatusCode, message: &str) -> Response {
+/// A plain-text response.
+pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
     (status, message.to_owned()).into_response()
 }
 

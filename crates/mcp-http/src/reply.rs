@@ -180,7 +180,7 @@ enum Next {
 async fn next(
     rx: &mut mpsc::Receiver<Outbound>,
     keep_alive: Duration,
-    shutdown: Option<(CancellationToken, u64)>,
+    shutdown: Option<&(CancellationToken, u64)>,
 ) -> Next {
     let received = async {
         match tokio::time::timeout(keep_alive, rx.recv()).await {
@@ -195,7 +195,7 @@ async fn next(
         Some((token, retry_ms)) => tokio::select! {
             biased;
             next = received => next,
-            _ = token.cancelled() => Next::Shutdown { retry_ms },
+            _ = token.cancelled() => Next::Shutdown { retry_ms: *retry_ms },
         },
     }
 }
@@ -249,7 +249,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
         keep_alive: Duration,
         ends_at_shutdown: Option<(CancellationToken, u64)>,
     }
-    let ends_at_shutdown = plan.ends_at_shutdown.clone();
+    let ends_at_shutdown = plan.ends_at_shutdown;
     let state = State { rx, pending: Some(first), done: false, guard, expect, keep_alive, ends_at_shutdown };
     let body = stream::unfold(state, |mut s| async move {
         if s.done {
@@ -257,7 +257,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
         }
         let frame = match s.pending.take() {
             Some(f) => f,
-            None => match next(&mut s.rx, s.keep_alive, s.ends_at_shutdown.clone()).await {
+            None => match next(&mut s.rx, s.keep_alive, s.ends_at_shutdown.as_ref()).await {
                 Next::Frame(f) => f,
                 Next::CloseHint => return Some((Ok(String::new()), s)),
                 Next::Gone => {

@@ -30,6 +30,7 @@ pub(crate) fn admit<'a>(server: &'a Server, link: &Link) -> Result<InFlight<'a>,
         return Err(Refusal::Busy { limit: config.max_in_flight_per_session, per_session: true });
     }
     let in_flight = &server.inner.in_flight;
+    // Counted now, and uncounted when the guard drops: at once if refused, else when served.
     let slot = InFlight(in_flight);
     if in_flight.fetch_add(1, Ordering::Relaxed) >= config.max_in_flight {
         return Err(Refusal::Busy { limit: config.max_in_flight, per_session: false });

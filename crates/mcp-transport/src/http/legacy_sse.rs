@@ -51,12 +51,7 @@ pub(super) async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
                 shared.deliver(e.data).await;
             }
         }
-        loop {
-            let chunk = tokio::select! {
-                c = body.next() => c,
-                _ = shared.closed.cancelled() => None,
-            };
-            let Some(Ok(chunk)) = chunk else { break };
+        while let Some(chunk) = shared.next_chunk(&mut body).await {
             for e in parser.feed(&chunk) {
                 if !e.data.trim().is_empty() && (e.event.is_empty() || e.event == "message") {
                     shared.deliver(e.data).await;

@@ -78,6 +78,19 @@ impl Shared {
         self.state.lock()
     }
 
+    /// The next chunk of an event stream's body: `None` once it ends, fails, or the
+    /// connection closes.
+    pub(super) async fn next_chunk<S, B>(&self, body: &mut S) -> Option<B>
+    where
+        S: futures::Stream<Item = reqwest::Result<B>> + Unpin,
+    {
+        use futures::StreamExt;
+        tokio::select! {
+            chunk = body.next() => chunk?.ok(),
+            _ = self.closed.cancelled() => None,
+        }
+    }
+
     pub(super) async fn deliver(&self, frame: String) {
         let _ = self.incoming.send(Ok(Frame::new(frame))).await;
     }

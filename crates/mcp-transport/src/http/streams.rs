@@ -163,12 +163,7 @@ pub(super) fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Rec
                     failures = 0;
                     let mut parser = sse::Parser::default();
                     let mut body = r.bytes_stream();
-                    loop {
-                        let chunk = tokio::select! {
-                            c = body.next() => c,
-                            _ = shared.closed.cancelled() => None,
-                        };
-                        let Some(Ok(chunk)) = chunk else { break };
+                    while let Some(chunk) = shared.next_chunk(&mut body).await {
                         for event in parser.feed(&chunk) {
                             if let Some(id) = event.id {
                                 last_id = Some(id);
