@@ -964,7 +964,7 @@ fn tool_args(name: &str, input_schema: &Value) -> Value {
         "test_elicitation" => json!({"message": "Who are you?"}),
         "slow_compute" => json!({"seconds": 0.05, "label": "schema"}),
         "json_schema_2020_12_tool" => {
-            json!({"name": "n", "address": {"street": "1 Main St", "city": "Springfield"}})
+            json!({"name": "n", "email": "n@example.com", "address": {"street": "1 Main St", "city": "Springfield"}})
         }
         _ => fill_form(input_schema),
     }

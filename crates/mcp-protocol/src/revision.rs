@@ -81,6 +81,12 @@ impl ProtocolVersion {
         self.is_modern()
     }
 
+    /// Invalid tool arguments are a tool execution error (`isError: true`, which the model
+    /// sees and can correct) rather than a JSON-RPC `-32602`: from 2025-11-25 on.
+    pub const fn tool_input_errors_are_results(self) -> bool {
+        matches!(self, Self::V2025_11_25 | Self::V2026_07_28)
+    }
+
     /// Error code for "resource not found": `-32002` in the legacy era, `-32602` from 2026-07-28.
     pub const fn resource_not_found_code(self) -> i64 {
         if self.is_modern() {

@@ -94,6 +94,7 @@ pub(crate) async fn serve_request(
         request_timeout: server.config().request_timeout,
         round: served.round.take(),
         task: None,
+        state: server.inner.state.clone(),
     });
     let outcome = match crate::admission::admit(&server, &link) {
         Err(busy) => Ok(Answer::Refused(busy)),

@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{AskError, HandlerError, HandlerResult};
 use crate::link::{now, Link, Sink};
+use crate::state::StateMap;
 use crate::tasks::{related_task_meta, TaskLink};
 
 /// A question for the client.
@@ -93,6 +94,8 @@ struct Inner {
     /// Progress of a handler running as a task, whose request is answered already: the
     /// rules are kept here instead of by the engine.
     task_progress: Mutex<ProgressTracker>,
+    /// The application's state, given to the server builder.
+    state: Arc<StateMap>,
 }
 
 /// What a [`Context`] is made of.
@@ -106,6 +109,7 @@ pub(crate) struct ContextParts {
     pub(crate) request_timeout: Duration,
     pub(crate) round: Option<Box<InputRound>>,
     pub(crate) task: Option<Arc<TaskLink>>,
+    pub(crate) state: Arc<StateMap>,
 }
 
 impl Context {
@@ -126,8 +130,15 @@ impl Context {
                 request_timeout: parts.request_timeout,
                 round: parts.round.map(Mutex::new),
                 task,
+                state: parts.state,
             }),
         }
+    }
+
+    /// The application state of type `T` given to [`crate::ServerBuilder::state`], if any.
+    /// (Handlers written as plain functions take it as a [`crate::authoring::State`] argument.)
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.inner.state.get::<T>()
     }
 
     /// The id of the request being handled.
@@ -183,6 +194,7 @@ impl Context {
             request_timeout: inner.request_timeout,
             round: None,
             task: Some(task),
+            state: inner.state.clone(),
         })
     }
 

@@ -17,6 +17,12 @@ pub enum HandlerError {
     /// The operation failed; the message is shown to the client.
     #[error("{0}")]
     Tool(String),
+    /// The arguments do not fit what the handler takes (a tool's input schema, a prompt's
+    /// or a template's parameter types); the message names each offending argument. For a
+    /// tool this is a tool execution error from 2025-11-25 on (the model sees it and may
+    /// retry) and `-32602` before; elsewhere always `-32602`.
+    #[error("{0}")]
+    InvalidArguments(String),
     /// The resource does not exist (`-32002` before 2026-07-28, `-32602` after).
     #[error("resource not found: {0}")]
     ResourceNotFound(String),

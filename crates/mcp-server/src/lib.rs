@@ -22,12 +22,17 @@
 //! ```
 #![deny(missing_docs)]
 
+#[doc(hidden)]
+pub use authoring::glue as __private;
+
 // Layers, each file importing only the ones above it:
 //   error, link (the engine behind its lock, and the sinks) ->
-//   tasks/{config, store, runtime} -> context -> server/{registry, config, mod} ->
+//   state, tasks/{config, store, runtime} -> context -> server/registry -> authoring ->
+//   server/{validation, config, mod} ->
 //   admission, answer, panic, tasks/{run, methods}, dispatch -> connection -> session
 mod admission;
 mod answer;
+pub mod authoring;
 mod connection;
 mod context;
 mod dispatch;
@@ -37,8 +42,13 @@ mod panic;
 mod refusal;
 mod server;
 mod session;
+mod state;
 mod tasks;
 
+pub use authoring::{
+    FromContext, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json, PromptDef, ResourceDef, State,
+    ToolDef, ToolError, ToolSet,
+};
 pub use context::{Context, InputRequest};
 pub use error::{AskError, HandlerError, HandlerResult};
 pub use mcp_protocol::engine::Change;
@@ -54,5 +64,10 @@ impl Server {
     /// get [`ServerConfig::shutdown_grace`] to finish, and everything sent is flushed.
     pub async fn serve(&self, connection: mcp_transport::Connection) {
         connection::serve(self.clone(), connection).await
+    }
+
+    /// Serves this server on the process's stdin and stdout until the client closes them.
+    pub async fn serve_stdio(&self) {
+        self.serve(mcp_transport::stdio::stdio()).await
     }
 }

@@ -128,6 +128,7 @@ pub(crate) fn protocol_error(e: HandlerError, rev: ProtocolVersion) -> ErrorObje
         HandlerError::Protocol(e) => e,
         HandlerError::InputRequired => ErrorObject::internal("input required outside a multi-round request"),
         HandlerError::Tool(message) => ErrorObject::internal(message),
+        HandlerError::InvalidArguments(message) => ErrorObject::invalid_params(message),
         HandlerError::Ask(e) => ErrorObject::internal(mcp_protocol::error::chain(&e)),
         HandlerError::ResourceNotFound(uri) => {
             ErrorObject::new(rev.resource_not_found_code(), format!("Resource not found: {uri}"))

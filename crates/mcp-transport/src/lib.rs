@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod child;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod memory;
 pub mod stdio;

@@ -11,6 +11,8 @@ use tokio::sync::broadcast;
 
 use super::registry::Registry;
 use super::{Server, ServerInner};
+use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ResourceDef, ToolDef};
+use crate::state::StateMap;
 use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
 
 /// Settings of a server.
@@ -76,9 +78,47 @@ pub struct ServerBuilder {
     cursor_key: Option<[u8; 32]>,
     state_key: Option<[u8; 32]>,
     tasks: Option<TaskSettings>,
+    state: StateMap,
+    tools: Vec<ToolDef>,
+    resources: Vec<ResourceDef>,
+    prompts: Vec<PromptDef>,
 }
 
 impl ServerBuilder {
+    /// Gives handlers a value of type `T` (the [`crate::State`] extractor, or
+    /// [`crate::Context::state`]); give an `Arc<T>` to share one value. One value of each
+    /// type: a second of the same type replaces the first.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Adds a tool: a function marked `#[tool]`, or a [`ToolDef`].
+    pub fn tool(mut self, tool: impl IntoToolDef) -> Self {
+        self.tools.push(tool.into_tool_def());
+        self
+    }
+
+    /// Adds every tool of a `#[tools]` impl block, on this value (`T` or `Arc<T>`).
+    pub fn tools<M>(mut self, tools: impl IntoToolSet<M>) -> Self {
+        self.tools.extend(tools.into_tool_defs());
+        self
+    }
+
+    /// Adds a resource or a resource template: a function marked `#[resource]`, or a
+    /// [`ResourceDef`]. (A template that does not parse is logged and left out; register it
+    /// with [`Server::register_resource`] to get the error.)
+    pub fn resource(mut self, resource: impl IntoResourceDef) -> Self {
+        self.resources.push(resource.into_resource_def());
+        self
+    }
+
+    /// Adds a prompt: a function marked `#[prompt]`, or a [`PromptDef`].
+    pub fn prompt(mut self, prompt: impl IntoPromptDef) -> Self {
+        self.prompts.push(prompt.into_prompt_def());
+        self
+    }
+
     /// Sets the instructions given to clients.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -158,7 +198,7 @@ impl ServerBuilder {
             request_state_ttl: config.request_state_ttl,
             tasks: tasks.as_ref().map(|t| TaskMethods { list: t.config.list, extension: t.config.extension }),
         };
-        Server {
+        let server = Server {
             inner: Arc::new(ServerInner {
                 settings: Arc::new(settings),
                 tools: Registry::default(),
@@ -170,9 +210,23 @@ impl ServerBuilder {
                 cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
                 config,
                 tasks,
+                state: Arc::new(self.state),
                 in_flight: Default::default(),
             }),
+        };
+        for tool in self.tools {
+            server.register_tool(tool);
         }
+        for resource in self.resources {
+            let uri = resource.uri().to_owned();
+            if let Err(e) = server.register_resource(resource) {
+                tracing::error!(template = %uri, "the resource template is left out: {e}");
+            }
+        }
+        for prompt in self.prompts {
+            server.register_prompt(prompt);
+        }
+        server
     }
 }
 
@@ -186,6 +240,10 @@ impl ServerBuilder {
             cursor_key: None,
             state_key: None,
             tasks: None,
+            state: StateMap::default(),
+            tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
         }
     }
 }

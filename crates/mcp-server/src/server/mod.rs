@@ -5,6 +5,7 @@
 
 mod config;
 pub(crate) mod registry;
+mod validation;
 
 pub use config::{ServerBuilder, ServerConfig};
 
@@ -21,6 +22,8 @@ use mcp_protocol::types::{
 use mcp_protocol::uri_template::{UriTemplate, UriTemplateError};
 use tokio::sync::broadcast;
 
+use crate::authoring::definition::ResourceKind;
+use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ToolDef};
 use crate::context::Context;
 use crate::error::HandlerResult;
 use crate::tasks::TaskRuntime;
@@ -39,6 +42,8 @@ pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     /// Task machinery, when tasks are enabled.
     pub(crate) tasks: Option<Arc<TaskRuntime>>,
+    /// The application's state, reached by handlers.
+    pub(crate) state: Arc<crate::state::StateMap>,
     /// Requests in flight, of all connections (see `admission`).
     pub(crate) in_flight: std::sync::atomic::AtomicUsize,
 }
@@ -132,9 +137,7 @@ impl Server {
         F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
-        let name = tool.name.clone();
-        self.inner.tools.insert(name, Arc::new(ToolEntry { tool, handler: boxed1(handler) }));
-        self.announce(Change::Tools);
+        self.register_tool(ToolDef::new(tool, handler));
     }
 
     /// The names of the registered tools, in list order.
@@ -260,6 +263,48 @@ impl Server {
         Fut: Future<Output = HandlerResult<CompleteResult>> + Send + 'static,
     {
         *self.inner.completion.write() = Some(boxed1(handler));
+    }
+
+    /// Adds (or replaces) a tool made with `#[tool]` or a [`ToolDef`].
+    pub fn register_tool(&self, tool: impl IntoToolDef) {
+        let ToolDef { tool, handler } = tool.into_tool_def();
+        let name = tool.name.clone();
+        self.inner.tools.insert(name, Arc::new(ToolEntry::new(tool, handler)));
+        self.announce(Change::Tools);
+    }
+
+    /// Adds (or replaces) every tool of a `#[tools]` impl block, on the value given (`T` or
+    /// `Arc<T>`).
+    pub fn register_tools<M>(&self, tools: impl IntoToolSet<M>) {
+        for tool in tools.into_tool_defs() {
+            self.register_tool(tool);
+        }
+    }
+
+    /// Adds (or replaces) a resource or resource template made with `#[resource]` or a
+    /// [`ResourceDef`]. A template that is not a valid URI template is refused.
+    pub fn register_resource(&self, resource: impl IntoResourceDef) -> Result<(), UriTemplateError> {
+        match resource.into_resource_def().kind {
+            ResourceKind::Fixed(resource, handler) => {
+                let uri = resource.uri.clone();
+                self.inner.resources.insert(uri, ResourceEntry { resource, handler });
+            }
+            ResourceKind::Template(template, handler, completions) => {
+                let parsed = UriTemplate::parse(&template.uri_template)?;
+                let key = template.uri_template.clone();
+                self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
+            }
+        }
+        self.announce(Change::Resources);
+        Ok(())
+    }
+
+    /// Adds (or replaces) a prompt made with `#[prompt]` or a [`PromptDef`].
+    pub fn register_prompt(&self, prompt: impl IntoPromptDef) {
+        let PromptDef { prompt, handler, completions } = prompt.into_prompt_def();
+        let name = prompt.name.clone();
+        self.inner.prompts.insert(name, PromptEntry { prompt, handler, completions });
+        self.announce(Change::Prompts);
     }
 
     /// Tells subscribed clients that a resource's contents changed.

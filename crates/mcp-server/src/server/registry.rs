@@ -17,10 +17,11 @@ use mcp_protocol::types::{
 };
 use mcp_protocol::uri_template::UriTemplate;
 use parking_lot::RwLock;
-use serde_json::Value;
 
+use super::validation::ToolSchemas;
 use crate::context::Context;
 use crate::error::{AskError, HandlerError, HandlerResult};
+use mcp_protocol::ProtocolVersion;
 
 /// A tool handler: arguments in, result out.
 pub type ToolHandler =
@@ -53,44 +54,62 @@ where
 }
 
 /// A registered tool.
-#[derive(Clone)]
 pub struct ToolEntry {
     /// Its definition.
     pub tool: Tool,
     /// Its handler.
     pub handler: ToolHandler,
+    /// Its schemas, compiled.
+    schemas: ToolSchemas,
 }
 
 impl ToolEntry {
-    /// Runs the handler: arguments missing from the schema and the tool's own failures
-    /// become results with `isError` (the model sees them); protocol errors stay errors.
-    pub(crate) async fn call(self: Arc<Self>, arguments: JsonObject, ctx: Context) -> HandlerResult<CallToolResult> {
-        if let Some(missing) = missing_required(&self.tool.input_schema, &arguments) {
-            return Ok(CallToolResult::error(format!(
-                "Invalid arguments for tool {}: missing required argument(s): {missing}",
-                self.tool.name
-            )));
+    /// A tool and its handler; its schemas are compiled now.
+    pub(crate) fn new(tool: Tool, handler: ToolHandler) -> Self {
+        let schemas = ToolSchemas::compile(&tool);
+        Self { tool, handler, schemas }
+    }
+
+    /// Runs the handler on arguments that fit the input schema, and checks its structured
+    /// result against the output schema. Invalid arguments and the tool's own failures become
+    /// results with `isError` (the model sees them; invalid arguments are `-32602` before
+    /// 2025-11-25); a result that breaks the output schema is replaced by a tool error and
+    /// logged; protocol errors stay errors.
+    pub(crate) async fn call(
+        self: Arc<Self>,
+        mut arguments: JsonObject,
+        ctx: Context,
+    ) -> HandlerResult<CallToolResult> {
+        let rev = ctx.revision();
+        let name = &self.tool.name;
+        if let Err(problems) = self.schemas.check_input(&mut arguments) {
+            return invalid_arguments(rev, format!("Invalid arguments for tool {name}: {problems}"));
         }
         match (self.handler)(arguments, ctx).await {
+            Ok(result) => match self.schemas.check_output(&result) {
+                Ok(()) => Ok(result),
+                Err(problems) => {
+                    tracing::error!(tool = %name, "the tool's result does not fit its output schema, so a tool error is sent instead: {problems}");
+                    Ok(CallToolResult::error(format!(
+                        "Tool {name} returned a result that does not fit its output schema: {problems}"
+                    )))
+                }
+            },
             Err(HandlerError::Tool(message)) => Ok(CallToolResult::error(message)),
+            Err(HandlerError::InvalidArguments(message)) => invalid_arguments(rev, message),
             // A question the client cannot be asked is the tool's failure: the model sees it.
             Err(HandlerError::Ask(e @ AskError::Unsupported(_))) => Ok(CallToolResult::error(e.to_string())),
-            other => other,
+            Err(other) => Err(other),
         }
     }
 }
 
-/// Names the schema's required properties missing from the arguments, if any.
-fn missing_required(schema: &JsonObject, arguments: &JsonObject) -> Option<String> {
-    let missing: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter(|name| !arguments.contains_key(*name))
-        .collect();
-    (!missing.is_empty()).then(|| missing.join(", "))
+/// Invalid tool arguments, as the request's revision answers them.
+fn invalid_arguments(rev: ProtocolVersion, message: String) -> HandlerResult<CallToolResult> {
+    match rev.tool_input_errors_are_results() {
+        true => Ok(CallToolResult::error(message)),
+        false => Err(HandlerError::InvalidArguments(message)),
+    }
 }
 
 /// A registered resource.

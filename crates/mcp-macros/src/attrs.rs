@@ -1,0 +1,146 @@
+//! The macros' arguments: `name = "..."`, flags such as `read_only`, `crate = path`, and for
+//! `#[resource]` a leading URI literal.
+
+use proc_macro2::TokenStream;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Expr, ExprLit, Lit, LitStr, Meta, Path, Token};
+
+/// What a macro was given.
+#[derive(Default)]
+pub(crate) struct Attrs {
+    /// The leading string literal (`#[resource("notes://{id}")]`).
+    pub(crate) uri: Option<LitStr>,
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) icons: Vec<LitStr>,
+    /// `task = "optional" | "required" | "forbidden"`.
+    pub(crate) task: Option<LitStr>,
+    /// Flags, with the value given (`read_only`, `read_only = false`).
+    pub(crate) flags: Vec<(syn::Ident, bool)>,
+    /// The path of the `mcp` crate.
+    pub(crate) krate: Option<Path>,
+}
+
+/// Which keys a macro takes.
+pub(crate) struct Allowed {
+    pub(crate) uri: bool,
+    pub(crate) mime_type: bool,
+    pub(crate) tool_keys: bool,
+}
+
+impl Attrs {
+    pub(crate) fn parse(tokens: TokenStream, allowed: Allowed) -> syn::Result<Self> {
+        let mut attrs = Attrs::default();
+        let parser = |input: ParseStream| {
+            if allowed.uri && input.peek(LitStr) {
+                attrs.uri = Some(input.parse()?);
+                if input.is_empty() {
+                    return Ok(Punctuated::new());
+                }
+                input.parse::<Token![,]>()?;
+            }
+            Punctuated::<Item, Token![,]>::parse_terminated(input)
+        };
+        let items = parser.parse2(tokens)?;
+        for item in items {
+            attrs.take(item.0, &allowed)?;
+        }
+        Ok(attrs)
+    }
+
+    fn take(&mut self, meta: Meta, allowed: &Allowed) -> syn::Result<()> {
+        let key = meta.path().get_ident().map(ToString::to_string).unwrap_or_default();
+        let string = |meta: &Meta| -> syn::Result<LitStr> {
+            match meta {
+                Meta::NameValue(nv) => match &nv.value {
+                    Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
+                    other => Err(syn::Error::new_spanned(other, format!("`{key}` takes a string"))),
+                },
+                other => Err(syn::Error::new_spanned(other, format!("`{key}` takes a string: {key} = \"...\""))),
+            }
+        };
+        match key.as_str() {
+            "name" => self.name = Some(string(&meta)?),
+            "title" => self.title = Some(string(&meta)?),
+            "description" => self.description = Some(string(&meta)?),
+            "mime_type" if allowed.mime_type => self.mime_type = Some(string(&meta)?),
+            "icon" => self.icons.push(string(&meta)?),
+            "task" if allowed.tool_keys => {
+                let value = string(&meta)?;
+                if !matches!(value.value().as_str(), "optional" | "required" | "forbidden") {
+                    return Err(syn::Error::new_spanned(value, "task is \"optional\", \"required\" or \"forbidden\""));
+                }
+                self.task = Some(value);
+            }
+            "crate" => match &meta {
+                Meta::NameValue(nv) => match &nv.value {
+                    Expr::Path(p) => self.krate = Some(p.path.clone()),
+                    Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => self.krate = Some(s.parse()?),
+                    other => return Err(syn::Error::new_spanned(other, "`crate` takes a path")),
+                },
+                other => return Err(syn::Error::new_spanned(other, "`crate` takes a path: crate = my::mcp")),
+            },
+            "read_only" | "destructive" | "idempotent" | "open_world" if allowed.tool_keys => {
+                let value = match &meta {
+                    Meta::Path(_) => true,
+                    Meta::NameValue(nv) => match &nv.value {
+                        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => b.value,
+                        other => return Err(syn::Error::new_spanned(other, format!("`{key}` takes true or false"))),
+                    },
+                    Meta::List(l) => return Err(syn::Error::new_spanned(l, format!("`{key}` is a flag"))),
+                };
+                let ident = meta.path().get_ident().cloned().expect("checked above");
+                self.flags.push((ident, value));
+            }
+            _ => {
+                let known = match (allowed.tool_keys, allowed.mime_type) {
+                    (true, _) => {
+                        "name, title, description, icon, read_only, destructive, idempotent, open_world, task, crate"
+                    }
+                    (false, true) => "a URI first, then name, title, description, mime_type, icon, crate",
+                    (false, false) => "name, title, description, icon, crate",
+                };
+                return Err(syn::Error::new_spanned(
+                    meta.path(),
+                    format!("unknown argument `{key}`; this macro takes {known}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The path generated code reaches the runtime by.
+    pub(crate) fn glue(&self) -> TokenStream {
+        match &self.krate {
+            Some(path) => quote::quote!(#path::__private),
+            None => quote::quote!(::mcp::__private),
+        }
+    }
+}
+
+struct Item(Meta);
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        // `crate` is a keyword: read it as a name.
+        if input.peek(Token![crate]) {
+            let kw: Token![crate] = input.parse()?;
+            let eq: Token![=] = input.parse()?;
+            let value: Expr = input.parse()?;
+            let path = Path::from(syn::Ident::new("crate", kw.span));
+            return Ok(Item(Meta::NameValue(syn::MetaNameValue { path, eq_token: eq, value })));
+        }
+        Ok(Item(input.parse()?))
+    }
+}
+
+/// `Some("text")` or `None`, as tokens.
+pub(crate) fn option_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => quote::quote!(::core::option::Option::Some(#s)),
+        None => quote::quote!(::core::option::Option::None),
+    }
+}

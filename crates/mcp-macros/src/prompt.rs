@@ -1,0 +1,55 @@
+//! `#[prompt]`: each parameter that is not an extractor is an argument of the prompt (a
+//! string on the wire, read as its type).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use crate::attrs::{option_str, Allowed, Attrs};
+use crate::handler::{arguments, await_if, bindings, Callable, Source};
+use crate::signature;
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let attrs = Attrs::parse(attr, Allowed { uri: false, mime_type: false, tool_keys: false })?;
+    let mut function: ItemFn = syn::parse2(item)?;
+    let params = signature::params(&mut function.sig)?;
+    if params.receiver {
+        return Err(syn::Error::new_spanned(&function.sig, "#[prompt] goes on a free function"));
+    }
+    let glue = attrs.glue();
+    let callable = Callable::new(function);
+    let sig = &callable.body.sig;
+    let ident = &sig.ident;
+    let output = signature::output(sig);
+    let name = attrs.name.as_ref().map(|n| n.value()).unwrap_or_else(|| ident.to_string());
+    let title = option_str(attrs.title.as_ref().map(|t| t.value()).as_deref());
+    let description = attrs.description.as_ref().map(|d| d.value()).or_else(|| signature::doc(&callable.docs));
+    let description = option_str(description.as_deref());
+    let prompt_args = arguments(&params.params).into_iter().map(|(name, ty, doc, required)| {
+        let doc = option_str(doc);
+        // The type is checked here so that an unreadable one is reported on its parameter.
+        quote!({
+            fn __readable<T: #glue::Argument>() {}
+            __readable::<#ty>();
+            #glue::prompt_argument(#name, #doc, #required)
+        })
+    });
+    let (bind, vars) = bindings(&params.params, Source::Text, &glue);
+    let wait = await_if(sig.asyncness.is_some());
+    let impls = quote! {
+        impl #glue::IntoPromptDef for #ident {
+            fn into_prompt_def(self) -> #glue::PromptDef {
+                #glue::PromptDef::new(
+                    #glue::prompt(#name, #title, #description, ::std::vec![#(#prompt_args),*]),
+                    move |__args: ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+                          __ctx: #glue::Context| async move {
+                        #bind
+                        let __out: #output = __mcp_body(#(#vars),*)#wait;
+                        #glue::IntoPromptResult::into_prompt_result(__out, #description)
+                    },
+                )
+            }
+        }
+    };
+    Ok(callable.expand(&params.params, impls, &glue))
+}

@@ -1,0 +1,229 @@
+//! A tool, resource or prompt ready to register, and the traits by which typed handlers
+//! (what the macros make) become one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_protocol::types::{
+    CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+
+use crate::context::Context;
+use crate::error::HandlerResult;
+use crate::server::registry::{boxed1, PromptHandler, ResourceHandler, TemplateHandler, ToolHandler};
+
+/// A tool and its handler, ready to register ([`crate::ServerBuilder::tool`],
+/// [`crate::Server::register_tool`]).
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) tool: Tool,
+    pub(crate) handler: ToolHandler,
+}
+
+impl ToolDef {
+    /// A tool with a handler of its raw arguments. Arguments are validated against
+    /// `tool.input_schema` before the handler runs.
+    pub fn new<F, Fut>(tool: Tool, handler: F) -> Self
+    where
+        F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
+    {
+        Self { tool, handler: boxed1(handler) }
+    }
+
+    /// The tool's definition.
+    pub fn definition(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// The tool's definition, to change (a name prefix, say) before it is registered.
+    pub fn definition_mut(&mut self) -> &mut Tool {
+        &mut self.tool
+    }
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef").field("tool", &self.tool).finish_non_exhaustive()
+    }
+}
+
+/// Something that is a tool: a function marked `#[tool]`, or a [`ToolDef`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a tool",
+    note = "mark the function with `#[tool]`; the methods of a `#[tools]` impl block are registered with `.tools(value)`"
+)]
+pub trait IntoToolDef {
+    /// The tool and its handler.
+    fn into_tool_def(self) -> ToolDef;
+}
+
+impl IntoToolDef for ToolDef {
+    fn into_tool_def(self) -> ToolDef {
+        self
+    }
+}
+
+/// A value whose methods are tools: what `#[tools]` implements for the type of an impl
+/// block. The handlers share the value.
+pub trait ToolSet: Send + Sync + 'static {
+    /// Every tool of the set, each calling its method on `self`.
+    fn tool_defs(self: Arc<Self>) -> Vec<ToolDef>;
+}
+
+/// A [`ToolSet`], owned or shared (`T` or `Arc<T>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a set of tools",
+    label = "not a `#[tools]` type",
+    note = "put `#[tools]` on an impl block of the type whose methods are marked `#[tool]`"
+)]
+pub trait IntoToolSet<Marker> {
+    /// The tools.
+    fn into_tool_defs(self) -> Vec<ToolDef>;
+}
+
+#[doc(hidden)]
+pub enum Owned {}
+#[doc(hidden)]
+pub enum Shared {}
+
+impl<T: ToolSet> IntoToolSet<Owned> for T {
+    fn into_tool_defs(self) -> Vec<ToolDef> {
+        Arc::new(self).tool_defs()
+    }
+}
+
+impl<T: ToolSet> IntoToolSet<Shared> for Arc<T> {
+    fn into_tool_defs(self) -> Vec<ToolDef> {
+        self.tool_defs()
+    }
+}
+
+/// A resource (fixed URI) or a resource template, and its handler, ready to register.
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub(crate) kind: ResourceKind,
+}
+
+#[derive(Clone)]
+pub(crate) enum ResourceKind {
+    Fixed(Resource, ResourceHandler),
+    Template(ResourceTemplate, TemplateHandler, HashMap<String, Vec<String>>),
+}
+
+impl ResourceDef {
+    /// A resource with a fixed URI; the handler gets the URI.
+    pub fn fixed<F, Fut>(resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
+    {
+        Self { kind: ResourceKind::Fixed(resource, boxed1(handler)) }
+    }
+
+    /// A resource template; the handler gets the URI and its variables.
+    pub fn template<F, Fut>(template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
+    {
+        let handler: TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
+        Self { kind: ResourceKind::Template(template, handler, HashMap::new()) }
+    }
+
+    /// Completion values of a template variable (`completion/complete`); nothing for a
+    /// fixed resource.
+    pub fn with_completions(mut self, variable: &str, values: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        if let ResourceKind::Template(_, _, completions) = &mut self.kind {
+            completions.insert(variable.to_owned(), values.into_iter().map(Into::into).collect());
+        }
+        self
+    }
+
+    /// The URI, or the URI template.
+    pub fn uri(&self) -> &str {
+        match &self.kind {
+            ResourceKind::Fixed(r, _) => &r.uri,
+            ResourceKind::Template(t, _, _) => &t.uri_template,
+        }
+    }
+}
+
+impl fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceDef").field("uri", &self.uri()).finish_non_exhaustive()
+    }
+}
+
+/// Something that is a resource: a function marked `#[resource]`, or a [`ResourceDef`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource",
+    label = "not a resource",
+    note = "mark the function with `#[resource(\"uri or template\")]`"
+)]
+pub trait IntoResourceDef {
+    /// The resource and its handler.
+    fn into_resource_def(self) -> ResourceDef;
+}
+
+impl IntoResourceDef for ResourceDef {
+    fn into_resource_def(self) -> ResourceDef {
+        self
+    }
+}
+
+/// A prompt and its handler, ready to register.
+#[derive(Clone)]
+pub struct PromptDef {
+    pub(crate) prompt: Prompt,
+    pub(crate) handler: PromptHandler,
+    pub(crate) completions: HashMap<String, Vec<String>>,
+}
+
+impl PromptDef {
+    /// A prompt with a handler of its raw arguments (required ones are checked before).
+    pub fn new<F, Fut>(prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
+    {
+        Self { prompt, handler: boxed1(handler), completions: HashMap::new() }
+    }
+
+    /// Completion values of an argument (`completion/complete`).
+    pub fn with_completions(mut self, argument: &str, values: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.completions.insert(argument.to_owned(), values.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The prompt's definition.
+    pub fn definition(&self) -> &Prompt {
+        &self.prompt
+    }
+}
+
+impl fmt::Debug for PromptDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PromptDef").field("prompt", &self.prompt).finish_non_exhaustive()
+    }
+}
+
+/// Something that is a prompt: a function marked `#[prompt]`, or a [`PromptDef`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a prompt",
+    label = "not a prompt",
+    note = "mark the function with `#[prompt]`"
+)]
+pub trait IntoPromptDef {
+    /// The prompt and its handler.
+    fn into_prompt_def(self) -> PromptDef;
+}
+
+impl IntoPromptDef for PromptDef {
+    fn into_prompt_def(self) -> PromptDef {
+        self
+    }
+}

@@ -1,0 +1,135 @@
+//! The Model Context Protocol for Rust: servers and clients of every revision
+//! (`2024-11-05` to `2026-07-28`), over stdio, child processes and Streamable HTTP.
+//!
+//! # A server in plain functions
+//!
+//! ```no_run
+//! use std::sync::{Arc, Mutex};
+//! use mcp::{prompt, resource, tool, Json, Server, State, ToolError};
+//! use schemars::JsonSchema;
+//! use serde::Serialize;
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Sum { sum: f64 }
+//!
+//! /// Adds two numbers.
+//! #[tool(read_only)]
+//! async fn add(
+//!     /// The first addend.
+//!     a: f64,
+//!     /// The second addend.
+//!     b: f64,
+//! ) -> Json<Sum> {
+//!     Json(Sum { sum: a + b })
+//! }
+//!
+//! /// A note, by number.
+//! #[resource("notes://{id}", mime_type = "text/plain")]
+//! async fn note(id: usize, State(notes): State<Arc<Mutex<Vec<String>>>>) -> Option<String> {
+//!     notes.lock().unwrap().get(id).cloned()
+//! }
+//!
+//! /// Asks for a review of some code.
+//! #[prompt]
+//! fn review(code: String, language: Option<String>) -> String {
+//!     format!("Review this {} code:\n{code}", language.as_deref().unwrap_or("unknown"))
+//! }
+//!
+//! # async fn run() {
+//! let server = Server::builder("demo", "1.0")
+//!     .state(Arc::new(Mutex::new(vec!["first".to_owned()])))
+//!     .tool(add)
+//!     .resource(note)
+//!     .prompt(review)
+//!     .build();
+//! server.serve_stdio().await;
+//! # }
+//! ```
+//!
+//! ## What the macros make of a function
+//!
+//! - **`#[tool]`** on a function, sync or async: each parameter whose type is
+//!   `Deserialize + JsonSchema` is an argument, a property of the input schema, described by
+//!   its doc comment; an `Option<T>` is not required. [`Context`] and [`State<T>`] are taken
+//!   from the request instead (extractors). The function's doc comment is the description.
+//!   Arguments: `name`, `title`, `description`, the hints `read_only`, `destructive`,
+//!   `idempotent`, `open_world` (flags, or `= false`), `icon = "url"` (repeatable) and
+//!   `task = "optional" | "required"`.
+//! - **`#[tools]`** on an impl block: its methods marked `#[tool]` (taking `&self`) are the
+//!   tools of the value given to [`ServerBuilder::tools`] (`T` or `Arc<T>`).
+//! - **`#[resource("uri")]`**: a resource, or a resource template when the URI has
+//!   variables; each variable is a parameter of the same name, read from its text (`usize`
+//!   from `"5"`), and a variable without a parameter (or the reverse) does not compile.
+//!   Arguments: `name`, `title`, `description`, `mime_type`.
+//! - **`#[prompt]`**: each argument is a prompt argument, read from its text likewise.
+//!
+//! The function stays callable as it was (`add(1.0, 2.0).await` in a unit test): the macro
+//! makes its name a unit struct that dereferences to the function, async functions
+//! returning a boxed future.
+//!
+//! What a handler may return, and what it becomes, is in [`server::authoring::output`]:
+//! text, numbers, [`Json<T>`] (`structuredContent` with an `outputSchema` from `T`),
+//! content blocks, full results, `Option` (for resources: not found), and `Result<T, E>`
+//! where an `Err` is a tool execution error carrying `E`'s message ([`ToolError`],
+//! `anyhow::Error`, any `Display`).
+//!
+//! ## Validation
+//!
+//! Every tool's arguments are checked against its input schema (generated or hand-written)
+//! before its handler runs, with a validator compiled when the tool is registered. A
+//! failure names each offending argument and rule: a tool execution error (`isError: true`)
+//! from `2025-11-25` on, `-32602` before. Structured results are checked against the
+//! output schema before they are sent; a result that breaks it is replaced by a tool error
+//! and logged. Prompt arguments and template variables that do not read as their types are
+//! `-32602`.
+//!
+//! # Features
+//!
+//! | feature | what | default |
+//! |---|---|---|
+//! | `server` | [`Server`] and the server runtime | yes |
+//! | `macros` | `#[tool]`, `#[tools]`, `#[resource]`, `#[prompt]` | yes |
+//! | `client` | [`Client`], [`ChildCommand`] | yes |
+//! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
+//! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
+//! | `auth` | OAuth ([`auth`]) | no |
+//!
+//! A stdio server needs only `default-features = false, features = ["server", "macros"]`:
+//! no HTTP stack, no TLS.
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+pub use mcp_protocol as protocol;
+pub use mcp_protocol::types;
+pub use mcp_protocol::{ErrorObject, ProtocolVersion};
+pub use mcp_transport as transport;
+
+#[cfg(feature = "server")]
+pub use mcp_server as server;
+#[doc(hidden)]
+#[cfg(feature = "server")]
+pub use mcp_server::__private;
+#[cfg(feature = "server")]
+pub use mcp_server::{
+    Context, HandlerError, HandlerResult, Json, PromptDef, ResourceDef, Server, ServerBuilder, ServerConfig, State,
+    ToolDef, ToolError,
+};
+
+#[cfg(feature = "macros")]
+pub use mcp_macros::{prompt, resource, tool, tools};
+
+#[cfg(feature = "client")]
+pub use mcp_client as client;
+#[cfg(feature = "client")]
+pub use mcp_client::{ChildCommand, Client, ClientBuilder, ClientError, ClientSession};
+
+#[cfg(feature = "http")]
+pub use mcp_http as http;
+
+#[cfg(feature = "auth")]
+pub use mcp_auth as auth;
+
+#[cfg(all(feature = "server", feature = "client"))]
+mod testing;
+#[cfg(all(feature = "server", feature = "client"))]
+pub use testing::TestClient;
