@@ -93,32 +93,95 @@ impl ClientSession {
 
     /// One page of tools (`tools/list`); `None` for the first.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
+        let first = cursor.is_none();
         let mut result: ListToolsResult = self.call(&ClientRequest::ListTools(page(cursor))).await?;
-        self.learn_tools(&mut result.tools);
+        self.learn_tools(&mut result.tools, first && result.next_cursor.is_none());
         Ok(result)
     }
 
     /// Every tool, following `nextCursor` to the end (at most the client's page bound).
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
         let mut tools = self.list_all::<ListToolsResult>(ClientRequest::ListTools).await?;
-        self.learn_tools(&mut tools);
+        self.learn_tools(&mut tools, true);
         Ok(tools)
     }
 
-    /// Learns the header parameters of listed tools (see `Shared::learn_tools`).
-    fn learn_tools(&self, tools: &mut Vec<Tool>) {
+    /// Learns the header parameters (see `Shared::learn_tools`) and the output schemas of
+    /// listed tools; `complete` when they are all of them.
+    fn learn_tools(&self, tools: &mut Vec<Tool>, complete: bool) {
         self.shared().learn_tools(tools, |t| &t.name, |t| Some(&t.input_schema));
+        self.shared().outputs.lock().learn(tools, complete);
+    }
+
+    /// Checks a tool's result against the output schema listed for it, listing the tools
+    /// first when they were not (a server that cannot list them is not checked).
+    async fn check_output(&self, tool: &str, result: &CallToolResult) -> Result<(), ClientError> {
+        if !self.shared().config.validate_outputs || result.is_error == Some(true) {
+            return Ok(());
+        }
+        let listed = self.shared().outputs.lock().is_listed();
+        if !listed {
+            if let Err(e) = self.list_all_tools().await {
+                tracing::debug!(tool, "the tools could not be listed, so the result is not checked: {e}");
+                return Ok(());
+            }
+        }
+        let schema = self.shared().outputs.lock().get(tool);
+        match schema {
+            Some(schema) => crate::outputs::check(tool, &schema, result),
+            None => Ok(()),
+        }
     }
 
     /// Calls a tool. `arguments` is a JSON object, or `null` for none. A tool's own failure
     /// is a result with `is_error: Some(true)`, not an error. In the modern era,
     /// `input_required` rounds are answered with the registered handlers.
+    ///
+    /// A structured result is checked against the tool's output schema (the tools are
+    /// listed first if they were not): one that does not fit is [`ClientError::InvalidOutput`].
+    /// [`crate::ClientBuilder::validate_outputs`] turns this off.
     pub async fn call_tool(&self, name: impl Into<String>, arguments: Value) -> Result<CallToolResult, ClientError> {
-        let request = ClientRequest::CallTool(call_params(name.into(), arguments)?);
+        let name = name.into();
+        let request = ClientRequest::CallTool(call_params(name.clone(), arguments)?);
         let result = self.call_with_input_value(&request).await?;
         // A 2026-07-28 server may answer with a task (the client declared the extension):
         // followed to its end here, so that the caller gets the tool's result either way.
-        self.finish_tool_call(result).await
+        let result = self.finish_tool_call(result).await?;
+        self.check_output(&name, &result).await?;
+        Ok(result)
+    }
+
+    /// Calls a tool and reads its structured result as a `T`, checked against the tool's
+    /// output schema first. A result without `structuredContent` (a server of a revision
+    /// before 2025-06-18) is read from its first text block as JSON. A value the server
+    /// wrapped as `{"result": value}` (its type is not an object) is read from `result` when
+    /// it does not read as `T` whole. A tool that failed is [`ClientError::ToolFailed`].
+    pub async fn call_tool_as<T: DeserializeOwned>(
+        &self,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Result<T, ClientError> {
+        let name = name.into();
+        let result = self.call_tool(name.clone(), arguments).await?;
+        let text = || result.content.iter().find_map(|c| c.as_text()).unwrap_or_default().to_owned();
+        if result.is_error == Some(true) {
+            return Err(ClientError::ToolFailed { tool: name, message: text() });
+        }
+        let method = Method::CallTool.as_str();
+        let value = match result.structured_content {
+            Some(value) => value,
+            None => serde_json::from_str(&text()).map_err(|e| ClientError::decode_json(method, None, e))?,
+        };
+        match serde_json::from_value::<T>(value.clone()) {
+            Ok(typed) => Ok(typed),
+            Err(whole) => match value {
+                Value::Object(mut map) if map.len() == 1 && map.contains_key("result") => {
+                    let inner = map.remove("result").unwrap_or_default();
+                    serde_json::from_value(inner).map_err(|e| ClientError::decode_json(method, None, e))
+                }
+                _ => Err(ClientError::decode_json(method, None, whole)),
+            },
+        }
     }
 
     /// Calls a tool, handing its progress notifications to `on_progress`.

@@ -53,6 +53,8 @@ pub(crate) struct Config {
     pub(crate) tasks: bool,
     /// How long waiting for a task may take.
     pub(crate) task_wait: Duration,
+    /// Check structured tool results against the tools' output schemas.
+    pub(crate) validate_outputs: bool,
 }
 
 impl Config {
@@ -143,6 +145,7 @@ impl Client {
                 on_notification: None,
                 tasks: false,
                 task_wait: Duration::from_secs(300),
+                validate_outputs: true,
             },
         }
     }
@@ -326,6 +329,14 @@ impl ClientBuilder {
     /// became a task.
     pub fn task_wait(mut self, wait: Duration) -> Self {
         self.config.task_wait = wait;
+        self
+    }
+
+    /// Whether structured tool results are checked against the tools' output schemas (on by
+    /// default; the specification says clients SHOULD). Checking lists the tools once
+    /// (again after the server says the list changed).
+    pub fn validate_outputs(mut self, validate: bool) -> Self {
+        self.config.validate_outputs = validate;
         self
     }
 

@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) listens: Mutex<HashMap<RequestId, mpsc::Sender<ServerNotification>>>,
     /// The `Mcp-Param-*` headers each listed tool declares: `(property, header)` pairs.
     tool_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
+    /// The output schemas of listed tools.
+    pub(crate) outputs: Mutex<crate::outputs::OutputSchemas>,
     /// The transport sends frames' HTTP headers: tools with invalid header annotations
     /// cannot be called over it.
     sends_headers: bool,
@@ -129,6 +131,7 @@ impl Shared {
             connecting: Mutex::new(None),
             listens: Mutex::default(),
             tool_headers: Mutex::default(),
+            outputs: Mutex::default(),
             sends_headers,
             notifications,
             wake: Notify::new(),
@@ -194,7 +197,7 @@ impl Shared {
     ) {
         let mut learned = self.tool_headers.lock();
         tools.retain(|tool| {
-            let pairs = schema(tool).map_or(Ok(Vec::new()), mcp_transport::http::tool_param_headers);
+            let pairs = schema(tool).map_or(Ok(Vec::new()), mcp_transport::param_headers::tool_param_headers);
             match pairs {
                 Ok(pairs) => {
                     learned.insert(name(tool).to_owned(), pairs);
@@ -216,7 +219,7 @@ impl Shared {
         pairs
             .iter()
             .filter_map(|(property, header)| {
-                let value = mcp_transport::http::argument_value(call.arguments.as_ref(), property)?;
+                let value = mcp_transport::param_headers::argument_value(call.arguments.as_ref(), property)?;
                 Some((Header::Owned(format!("{}{header}", headers::PARAM_PREFIX)), value))
             })
             .collect()
@@ -307,6 +310,9 @@ impl Shared {
     /// Routes a notification: a listen stream's to that stream, the rest to the
     /// application (its callback, then the broadcast channel).
     fn notification(&self, n: Notified<ServerNotification>) {
+        if matches!(n.body, ServerNotification::ToolsListChanged) {
+            self.outputs.lock().forget();
+        }
         if let Some(id) = &n.meta.subscription_id {
             let stream = self.listens.lock().get(id).cloned();
             if let Some(stream) = stream {

@@ -110,6 +110,24 @@ pub enum ClientError {
     /// there is no underlying error.
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// A tool's structured result does not fit the output schema the server declared for it
+    /// (or is missing). The detail names each offending member and rule.
+    #[error("the result of tool {tool} does not fit its output schema: {detail}")]
+    InvalidOutput {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The tool failed (`isError: true`), where a typed result was asked for
+    /// ([`crate::ClientSession::call_tool_as`]). The message is the tool's text.
+    #[error("tool {tool} failed: {message}")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What it said.
+        message: String,
+    },
     /// Starting the server process failed. Displayed and sourced as the
     /// [`ChildError`](mcp_transport::child::ChildError) is: the source of a program that
     /// could not be started is the operating system's [`std::io::Error`].
@@ -122,6 +140,16 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// A tool's structured result broke its output schema.
+    pub fn is_invalid_output(&self) -> bool {
+        matches!(self, Self::InvalidOutput { .. })
+    }
+
+    /// The tool failed (`isError: true`).
+    pub fn is_tool_failure(&self) -> bool {
+        matches!(self, Self::ToolFailed { .. })
+    }
+
     /// The connection is closed.
     pub fn is_closed(&self) -> bool {
         matches!(self, Self::Closed)

@@ -47,6 +47,7 @@ mod driver;
 mod error;
 mod listen;
 mod mrtr;
+mod outputs;
 mod session;
 mod tasks;
 

@@ -131,7 +131,7 @@ async fn mrtr_rounds_carry_new_ids_input_responses_and_verbatim_state() {
         fake
     });
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = handlers(Client::builder("mrtr-client", "1"), calls.clone());
+    let client = handlers(Client::builder("mrtr-client", "1").validate_outputs(false), calls.clone());
     let session = client.connect(client_end).await.unwrap();
     assert_eq!(session.era(), Era::Modern);
     assert_eq!(session.server_info().unwrap().name, "fake");
@@ -363,7 +363,7 @@ async fn a_late_response_after_a_timeout_is_ignored() {
         let ping = fake.expect("server/discover").await;
         fake.reply(&ping, discover_result()).await;
     });
-    let session = Client::builder("c", "1").build().connect(client_end).await.unwrap();
+    let session = Client::builder("c", "1").validate_outputs(false).build().connect(client_end).await.unwrap();
     let mut notes = session.notifications();
     let e = session.with_timeout(Duration::from_millis(150)).call_tool("slow", json!({})).await.unwrap_err();
     assert!(e.is_timeout(), "{e}");
@@ -566,5 +566,54 @@ async fn raw_requests_and_notifications() {
     assert!(matches!(e, ClientError::InvalidArguments(_)), "{e}");
     assert!(e.is_invalid_arguments() && e.source().is_none(), "{e:?}");
     assert!(session.notify_roots_list_changed().await.unwrap_err().is_unsupported());
+    script.await.unwrap();
+}
+
+/// A 2025-11-25 server whose tool declares an output schema, answering `results` in turn.
+async fn output_script(mut fake: Fake, results: Vec<Value>) {
+    fake.accept_legacy("2025-11-25").await;
+    let mut listed = false;
+    for result in results {
+        let mut call = fake.recv().await;
+        if call["method"] == "tools/list" {
+            listed = true;
+            let schema = json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]});
+            let tool = json!({"name": "add", "inputSchema": {"type": "object"}, "outputSchema": schema});
+            fake.reply(&call, json!({"tools": [tool]})).await;
+            call = fake.expect("tools/call").await;
+        }
+        fake.reply(&call, result).await;
+    }
+    assert!(listed, "the client listed the tools before checking a result");
+}
+
+#[tokio::test]
+async fn structured_results_are_checked_against_the_listed_output_schema() {
+    let (client_end, fake) = Fake::pair();
+    let good = json!({"content": [{"type": "text", "text": "{\"sum\":3}"}], "structuredContent": {"sum": 3}});
+    let bad = json!({"content": [{"type": "text", "text": "{\"sum\":\"3\"}"}], "structuredContent": {"sum": "3"}});
+    let missing = json!({"content": [{"type": "text", "text": "3"}]});
+    let failed = json!({"content": [{"type": "text", "text": "no"}], "isError": true});
+    let script = tokio::spawn(output_script(fake, vec![good, bad, missing, failed.clone(), failed]));
+    let client = Client::builder("outputs", "1.0").build();
+    let session = client.connect(client_end).await.unwrap();
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Sum {
+        sum: f64,
+    }
+    assert_eq!(session.call_tool_as::<Sum>("add", json!({})).await.unwrap(), Sum { sum: 3.0 });
+    let e = session.call_tool("add", json!({})).await.unwrap_err();
+    assert!(e.is_invalid_output(), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "the result of tool add does not fit its output schema: `sum`: \"3\" is not of type \"number\""
+    );
+    let e = session.call_tool("add", json!({})).await.unwrap_err();
+    assert!(e.to_string().contains("no structuredContent"), "{e}");
+    let failed = session.call_tool("add", json!({})).await.unwrap();
+    assert_eq!(failed.is_error, Some(true), "a tool error is not checked");
+    let e = session.call_tool_as::<Sum>("add", json!({})).await.unwrap_err();
+    assert!(e.is_tool_failure() && e.to_string() == "tool add failed: no", "{e}");
     script.await.unwrap();
 }

@@ -166,6 +166,12 @@ async fn every_revision_calls_the_typed_tools() {
         let structured = (rev >= ProtocolVersion::V2025_06_18).then(|| json!({"sum": 3.5}));
         assert_eq!(sum.structured_content, structured, "{rev}");
         assert_eq!(text(&sum), "{\"sum\":3.5}", "{rev}");
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Total {
+            sum: f64,
+        }
+        let typed = s.call_tool_as::<Total>("add", json!({"a": 2, "b": 2})).await.unwrap();
+        assert_eq!(typed, Total { sum: 4.0 }, "{rev}");
 
         let hot = s.call_tool("get_weather", json!({"city": "Paris", "unit": "fahrenheit"})).await.unwrap();
         assert_eq!(text(&hot), "Paris: 21 F", "{rev}");

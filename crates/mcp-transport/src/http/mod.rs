@@ -23,7 +23,6 @@
 //! The transport reads no outgoing frame: what each is (a request and its id, `initialize`,
 //! a cancellation, its headers) comes with it ([`crate::Outbound`]).
 
-mod headers;
 mod legacy_sse;
 mod options;
 mod shared;
@@ -44,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{Connection, FrameKind, Outbound, CHANNEL_CAPACITY};
 use shared::{Outgoing, Shared};
 
-pub use headers::{argument_value, tool_param_headers};
+pub use crate::param_headers::{argument_value, tool_param_headers};
 pub use mcp_protocol::frame::headers::encode_value;
 pub use options::{
     AuthChallenge, AuthFailure, AuthProvider, AuthRequest, HttpError, HttpMode, HttpOptions, MAX_AUTH_CHALLENGES,
