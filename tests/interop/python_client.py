@@ -183,6 +183,51 @@ async def run_checks(session: ClientSession, rec: Recorder, c: Checks) -> None:
         f"got {short(schema)}",
     )
 
+    adder = next((t for t in tools if t.name == "add"), None)
+    add_schema = adder.inputSchema if adder else {}
+    c.ok(
+        "tools/list: add's inputSchema is generated from its Rust types (#[tool])",
+        add_schema.get("required") == ["a", "b"]
+        and add_schema.get("additionalProperties") is False
+        and all(add_schema.get("properties", {}).get(k, {}).get("type") == "number" for k in ("a", "b")),
+        f"got {short(add_schema)}",
+    )
+    out_schema = (adder.outputSchema if adder else None) or {}
+    c.ok(
+        "tools/list: add's outputSchema is generated from its result type (Json<Sum>)",
+        out_schema.get("required") == ["sum"] and out_schema.get("properties", {}).get("sum", {}).get("type") == "number",
+        f"got {short(out_schema)}",
+    )
+    with c.step("tools/call add"):
+        r = await session.call_tool("add", {"a": 2, "b": 3}, read_timeout_seconds=REQUEST_TIMEOUT)
+    c.ok(
+        "tools/call add returns the sum as structuredContent",
+        not r.isError and r.structuredContent == {"sum": 5},
+        f"got {short(r)}",
+    )
+    # Invalid arguments are refused before the handler runs: a tool execution error from
+    # 2025-11-25 on, JSON-RPC -32602 before.
+    with c.step("tools/call add with invalid arguments"):
+        try:
+            r = await session.call_tool("add", {"a": "one", "c": 1}, read_timeout_seconds=REQUEST_TIMEOUT)
+            refusal, code = " ".join(texts(r.content)), None
+            refused = bool(r.isError)
+        except McpError as e:
+            refusal, code = e.error.message, e.error.code
+            refused = True
+    as_result = str(init.protocolVersion) >= "2025-11-25"
+    c.ok(
+        f"tools/call add with invalid arguments is refused, naming each fault ({init.protocolVersion}: "
+        f"{'isError' if as_result else '-32602'})",
+        refused
+        and (code is None) == as_result
+        and (code in (None, -32602))
+        and "`a`" in refusal
+        and "\"b\" is a required property" in refusal
+        and "'c' was unexpected" in refusal,
+        f"got code {code}, message {refusal!r}",
+    )
+
     with c.step("tools/call test_simple_text"):
         r = await session.call_tool("test_simple_text", read_timeout_seconds=REQUEST_TIMEOUT)
     c.ok(

@@ -27,6 +27,7 @@ pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod config;
+pub mod echo_server;
 pub mod http_client;
 pub mod http_load;
 pub mod machine;

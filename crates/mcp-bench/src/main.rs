@@ -8,7 +8,7 @@ use mcp_bench::sessions::{self, SessionsLoad};
 use mcp_bench::spawn::{self, SpawnLoad};
 use mcp_bench::stdio_load::{self, StdioLoad};
 use mcp_bench::suite::{self, fmt_opt, SuiteOptions};
-use mcp_bench::{baseline, mcp, report};
+use mcp_bench::{baseline, echo_server, mcp, report};
 use serde::Serialize;
 
 /// The same allocator as `mcp` (mimalloc), so that the raw baselines served from this binary
@@ -178,6 +178,16 @@ enum Command {
     },
     /// The raw stdio baseline: newline-delimited JSON on stdin/stdout with serde_json.
     BaselinePipe,
+    /// An MCP server of one `echo` tool, typed (`#[tool]`) or raw (a closure over JSON), on
+    /// stdio or, with --port, Streamable HTTP: what typed authoring costs.
+    EchoServer {
+        /// How the tool is written.
+        #[arg(long, value_enum)]
+        style: echo_server::Style,
+        /// Serve Streamable HTTP on 127.0.0.1:PORT instead of stdio.
+        #[arg(long)]
+        port: Option<u16>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -219,6 +229,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::BaselineHttp { port } => baseline::serve_http(port),
         Command::BaselinePipe => baseline::serve_pipe(),
+        Command::EchoServer { style, port } => echo_server::serve(style, port),
         Command::Suite { config, out, docs, root, runs, duration, warmup, smoke, only } => {
             let mut opts = if smoke { SuiteOptions::smoke() } else { SuiteOptions::full() };
             opts.config = config;

@@ -454,7 +454,12 @@ fn prompts_print_their_messages() {
     let target = serve();
     let r = run(&["prompt", &target, "test_prompt_with_arguments", "arg1=hello", "arg2=world"]);
     r.assert_code(0);
-    assert_eq!(r.stdout, "[user]\nPrompt with arguments: arg1='hello', arg2='world'\n");
+    // The prompt's description comes first (the reference prompts are #[prompt] functions,
+    // whose results carry it).
+    assert_eq!(
+        r.stdout,
+        "# A prompt with two required arguments.\n\n[user]\nPrompt with arguments: arg1='hello', arg2='world'\n"
+    );
 
     let r = run(&["prompt", &target, "test_prompt_with_arguments", "arg1=hello", "--json"]);
     r.assert_code(2);

@@ -1,15 +1,16 @@
 //! The reference server behind `mcp serve`: every feature, and every tool, resource and
 //! prompt the official conformance suite expects, with its exact names and outputs.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
+use mcp::{prompt, resource, tool, Json, ToolError};
 use mcp_protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, ElicitResult, GetPromptResult, JsonObject,
-    LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool, ToolAnnotations,
+    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, ElicitResult, JsonObject, LoggingLevel,
+    PromptMessage, ResourceContents, Role, SamplingContent, SamplingMessage, Tool,
 };
-use mcp_server::{Context, HandlerError, HandlerResult, Server};
+use mcp_server::{Context, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, Server};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub mod input_required;
@@ -75,24 +76,186 @@ pub fn server_with(modern_only: bool) -> Server {
         .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
         .tasks(tasks::config())
         .modern_only(modern_only)
+        .tool(echo)
+        .tool(test_simple_text)
+        .tool(test_image_content)
+        .tool(test_audio_content)
+        .tool(test_embedded_resource)
+        .tool(test_multiple_content_types)
+        .tool(test_tool_with_logging)
+        .tool(test_tool_with_progress)
+        .tool(test_error_handling)
+        .tool(test_sampling)
+        .tool(test_elicitation)
+        .resource(static_text)
+        .resource(static_binary)
+        .resource(watched_resource)
+        .resource(template.into_resource_def().with_completions("id", ["1", "2", "123"]))
+        .prompt(test_simple_prompt)
+        .prompt(
+            test_prompt_with_arguments
+                .into_prompt_def()
+                .with_completions("arg1", ["test1", "test2", "value"])
+                .with_completions("arg2", ["alpha", "beta"]),
+        )
+        .prompt(test_prompt_with_embedded_resource)
+        .prompt(test_prompt_with_image)
         .build();
     add_tools(&server);
-    add_resources(&server);
-    add_prompts(&server);
     input_required::add(&server);
     tasks::add(&server);
     server
 }
 
+/// Returns its `text` argument as text content.
+#[tool]
+fn echo(
+    /// Text to echo
+    text: String,
+) -> String {
+    text
+}
+
+/// Returns a simple text response.
+#[tool]
+fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns a PNG image.
+#[tool]
+fn test_image_content() -> ContentBlock {
+    ContentBlock::image(PNG, "image/png")
+}
+
+/// Returns a WAV clip.
+#[tool]
+fn test_audio_content() -> ContentBlock {
+    ContentBlock::audio(WAV, "audio/wav")
+}
+
+/// Returns an embedded resource.
+#[tool]
+fn test_embedded_resource() -> ContentBlock {
+    ContentBlock::resource(ResourceContents::text(
+        "test://embedded-resource",
+        Some("text/plain"),
+        "This is an embedded resource content.",
+    ))
+}
+
+/// Returns text, an image and a resource.
+#[tool]
+fn test_multiple_content_types() -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(PNG, "image/png"),
+        ContentBlock::resource(ResourceContents::text(
+            "test://mixed-content-resource",
+            Some("application/json"),
+            r#"{"test":"data","value":123}"#,
+        )),
+    ]
+}
+
+/// Sends three log messages while it runs.
+#[tool]
+async fn test_tool_with_logging(ctx: Context) -> &'static str {
+    ctx.log(LoggingLevel::Info, "Tool execution started").await;
+    pause().await;
+    ctx.log(LoggingLevel::Info, "Tool processing data").await;
+    pause().await;
+    ctx.log(LoggingLevel::Info, "Tool execution completed").await;
+    "Tool with logging executed successfully"
+}
+
+/// Reports progress 0, 50, 100 of 100.
+#[tool]
+async fn test_tool_with_progress(ctx: Context) -> &'static str {
+    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            pause().await;
+        }
+        // Without a progress token there is nobody to tell: not an error.
+        let _ = ctx.progress(step, Some(100.0), Some(&format!("step {}", i + 1))).await;
+    }
+    // Some clients (the TypeScript SDK) drop a progress notification that arrives in the same
+    // read as the response: leave a gap, as the reference server's pacing does.
+    pause().await;
+    "Progress test completed"
+}
+
+/// Always fails, as a tool error.
+#[tool]
+fn test_error_handling() -> Result<(), ToolError> {
+    Err(ToolError::new("This tool intentionally returns an error for testing"))
+}
+
+/// Asks the client's model to answer `prompt`.
+#[tool]
+async fn test_sampling(
+    /// The prompt to send
+    prompt: String,
+    ctx: Context,
+) -> Result<String, HandlerError> {
+    let reply = ctx
+        .sample(CreateMessageParams {
+            messages: vec![SamplingMessage {
+                role: Role::User,
+                content: SamplingContent::Single(ContentBlock::text(prompt)),
+            }],
+            max_tokens: 100,
+            system_prompt: None,
+            model_preferences: None,
+            include_context: None,
+            temperature: None,
+            stop_sequences: None,
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+        })
+        .await?;
+    let text: String = match &reply.content {
+        SamplingContent::Single(block) => block.as_text().unwrap_or_default().to_owned(),
+        SamplingContent::Multiple(blocks) => blocks.iter().filter_map(ContentBlock::as_text).collect(),
+    };
+    Ok(format!("LLM response: {text}"))
+}
+
+/// Asks the user for a username and an email.
+#[tool]
+async fn test_elicitation(
+    /// What to ask
+    message: String,
+    ctx: Context,
+) -> HandlerResult<CallToolResult> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    elicit_and_report(&ctx, message, schema, "User response").await
+}
+
+/// The sum of `add`.
+#[derive(Serialize, JsonSchema)]
+struct Sum {
+    sum: f64,
+}
+
+/// Adds two numbers; the sum is also given as structured content.
+#[tool(title = "Add numbers", read_only, idempotent)]
+fn add(a: f64, b: f64) -> Json<Sum> {
+    Json(Sum { sum: a + b })
+}
+
+/// The tools whose schemas are written by hand: header annotations, 2020-12 features,
+/// elicitation forms.
 fn add_tools(server: &Server) {
-    server.add_tool(
-        Tool::new(
-            "echo",
-            "Returns its `text` argument as text content.",
-            json!({"type":"object","properties":{"text":{"type":"string","description":"Text to echo"}},"required":["text"]}),
-        ),
-        |args, _ctx| async move { Ok(CallToolResult::text(string_arg(&args, "text")?)) },
-    );
+    server.register_tool(add);
     server.add_tool(
         Tool::new(
             "test_header_echo",
@@ -103,117 +266,6 @@ fn add_tools(server: &Server) {
             },"required":["region"]}),
         ),
         |args, _ctx| async move { Ok(CallToolResult::text(format!("region={}", string_arg(&args, "region")?))) },
-    );
-    server.add_tool(Tool::new("test_simple_text", "Returns a simple text response.", no_args()), |_, _| async {
-        Ok(CallToolResult::text("This is a simple text response for testing."))
-    });
-    server.add_tool(Tool::new("test_image_content", "Returns a PNG image.", no_args()), |_, _| async {
-        Ok(CallToolResult::success(vec![ContentBlock::image(PNG, "image/png")]))
-    });
-    server.add_tool(Tool::new("test_audio_content", "Returns a WAV clip.", no_args()), |_, _| async {
-        Ok(CallToolResult::success(vec![ContentBlock::audio(WAV, "audio/wav")]))
-    });
-    server.add_tool(Tool::new("test_embedded_resource", "Returns an embedded resource.", no_args()), |_, _| async {
-        Ok(CallToolResult::success(vec![ContentBlock::resource(ResourceContents::text(
-            "test://embedded-resource",
-            Some("text/plain"),
-            "This is an embedded resource content.",
-        ))]))
-    });
-    server.add_tool(
-        Tool::new("test_multiple_content_types", "Returns text, an image and a resource.", no_args()),
-        |_, _| async {
-            Ok(CallToolResult::success(vec![
-                ContentBlock::text("Multiple content types test:"),
-                ContentBlock::image(PNG, "image/png"),
-                ContentBlock::resource(ResourceContents::text(
-                    "test://mixed-content-resource",
-                    Some("application/json"),
-                    r#"{"test":"data","value":123}"#,
-                )),
-            ]))
-        },
-    );
-    server.add_tool(
-        Tool::new("test_tool_with_logging", "Sends three log messages while it runs.", no_args()),
-        |_, ctx: Context| async move {
-            ctx.log(LoggingLevel::Info, "Tool execution started").await;
-            pause().await;
-            ctx.log(LoggingLevel::Info, "Tool processing data").await;
-            pause().await;
-            ctx.log(LoggingLevel::Info, "Tool execution completed").await;
-            Ok(CallToolResult::text("Tool with logging executed successfully"))
-        },
-    );
-    server.add_tool(
-        Tool::new("test_tool_with_progress", "Reports progress 0, 50, 100 of 100.", no_args()),
-        |_, ctx: Context| async move {
-            for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-                if i > 0 {
-                    pause().await;
-                }
-                // Without a progress token there is nobody to tell: not an error.
-                let _ = ctx.progress(step, Some(100.0), Some(&format!("step {}", i + 1))).await;
-            }
-            // Some clients (the TypeScript SDK) drop a progress notification that arrives in
-            // the same read as the response: leave a gap, as the reference server's pacing does.
-            pause().await;
-            Ok(CallToolResult::text("Progress test completed"))
-        },
-    );
-    server.add_tool(Tool::new("test_error_handling", "Always fails, as a tool error.", no_args()), |_, _| async {
-        Err(HandlerError::tool("This tool intentionally returns an error for testing"))
-    });
-    server.add_tool(
-        Tool::new(
-            "test_sampling",
-            "Asks the client's model to answer `prompt`.",
-            json!({"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send"}},"required":["prompt"]}),
-        ),
-        |args, ctx: Context| async move {
-            let prompt = string_arg(&args, "prompt")?;
-            let reply = ctx
-                .sample(CreateMessageParams {
-                    messages: vec![SamplingMessage {
-                        role: Role::User,
-                        content: SamplingContent::Single(ContentBlock::text(prompt)),
-                    }],
-                    max_tokens: 100,
-                    system_prompt: None,
-                    model_preferences: None,
-                    include_context: None,
-                    temperature: None,
-                    stop_sequences: None,
-                    metadata: None,
-                    tools: None,
-                    tool_choice: None,
-                })
-                .await?;
-            let text = match &reply.content {
-                SamplingContent::Single(block) => block.as_text().unwrap_or_default().to_owned(),
-                SamplingContent::Multiple(blocks) => blocks.iter().filter_map(ContentBlock::as_text).collect(),
-            };
-            Ok(CallToolResult::text(format!("LLM response: {text}")))
-        },
-    );
-    server.add_tool(
-        Tool::new(
-            "test_elicitation",
-            "Asks the user for a username and an email.",
-            json!({"type":"object","properties":{"message":{"type":"string","description":"What to ask"}},"required":["message"]}),
-        ),
-        |args, ctx: Context| async move {
-            let message = string_arg(&args, "message")?;
-            let schema = json!({
-                "type": "object",
-                "properties": {
-                    "username": {"type": "string", "description": "User's response"},
-                    "email": {"type": "string", "description": "User's email address"}
-                },
-                "required": ["username", "email"]
-            });
-            elicit_and_report(&ctx, message, schema, "User response").await
-        },
     );
     server.add_tool(
         Tool::new("test_elicitation_sep1034_defaults", "Elicitation with a default for every field.", no_args()),
@@ -296,23 +348,6 @@ fn add_tools(server: &Server) {
             Ok(CallToolResult::text("Reconnection test completed successfully. The result arrived after the pause."))
         },
     );
-    let mut add = Tool::new(
-        "add",
-        "Adds two numbers; the sum is also given as structured content.",
-        json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}),
-    );
-    add.title = Some("Add numbers".into());
-    add.output_schema =
-        Some(object(json!({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})));
-    add.annotations =
-        Some(ToolAnnotations { read_only_hint: Some(true), idempotent_hint: Some(true), ..Default::default() });
-    server.add_tool(add, |args, _| async move {
-        let number = |k: &str| {
-            args.get(k).and_then(Value::as_f64).ok_or_else(|| HandlerError::tool(format!("`{k}` must be a number")))
-        };
-        let sum = number("a")? + number("b")?;
-        Ok(CallToolResult::structured(json!({"sum": sum})))
-    });
 }
 
 async fn elicit_and_report(
@@ -326,122 +361,66 @@ async fn elicit_and_report(
     Ok(CallToolResult::text(format!("{label}: action={}, content={content}", answer.action)))
 }
 
-fn add_resources(server: &Server) {
-    let mut text = Resource::new("test://static-text", "static-text");
-    text.title = Some("Static text".into());
-    text.description = Some("A static text resource.".into());
-    text.mime_type = Some("text/plain".into());
-    server.add_resource(text, |uri, _| async move {
-        Ok(ReadResourceResult {
-            contents: vec![ResourceContents::text(
-                uri,
-                Some("text/plain"),
-                "This is the content of the static text resource.",
-            )],
-            meta: None,
-        })
-    });
-    let mut binary = Resource::new("test://static-binary", "static-binary");
-    binary.title = Some("Static binary".into());
-    binary.description = Some("A static PNG image.".into());
-    binary.mime_type = Some("image/png".into());
-    server.add_resource(binary, |uri, _| async move {
-        Ok(ReadResourceResult { contents: vec![ResourceContents::blob(uri, Some("image/png"), PNG)], meta: None })
-    });
-    let mut watched = Resource::new("test://watched-resource", "watched-resource");
-    watched.title = Some("Watched resource".into());
-    watched.description = Some("A resource to subscribe to.".into());
-    watched.mime_type = Some("text/plain".into());
-    server.add_resource(watched, |uri, _| async move {
-        Ok(ReadResourceResult {
-            contents: vec![ResourceContents::text(uri, Some("text/plain"), "Watched resource content")],
-            meta: None,
-        })
-    });
-    let template = ResourceTemplate {
-        uri_template: "test://template/{id}/data".into(),
-        name: "template".into(),
-        title: Some("Data by id".into()),
-        description: Some("JSON data for an id.".into()),
-        mime_type: Some("application/json".into()),
-        icons: None,
-        annotations: None,
-        meta: None,
-    };
-    let completions = HashMap::from([("id".to_owned(), vec!["1".into(), "2".into(), "123".into()])]);
-    server
-        .add_resource_template_with_completions(template, completions, |uri, vars, _| async move {
-            let id = vars.get("id").cloned().unwrap_or_default();
-            let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
-            Ok(ReadResourceResult {
-                contents: vec![ResourceContents::text(uri, Some("application/json"), text)],
-                meta: None,
-            })
-        })
-        .expect("the reference template is valid");
+/// A static text resource.
+#[resource("test://static-text", name = "static-text", title = "Static text", mime_type = "text/plain")]
+fn static_text() -> &'static str {
+    "This is the content of the static text resource."
 }
 
-fn add_prompts(server: &Server) {
-    server.add_prompt(Prompt::new("test_simple_prompt", "A prompt without arguments.", vec![]), |_, _| async {
-        Ok(GetPromptResult {
-            description: None,
-            messages: vec![PromptMessage::user_text("This is a simple prompt for testing.")],
-            meta: None,
-        })
-    });
-    let completions = HashMap::from([
-        ("arg1".to_owned(), vec!["test1".into(), "test2".into(), "value".into()]),
-        ("arg2".to_owned(), vec!["alpha".into(), "beta".into()]),
-    ]);
-    server.add_prompt_with_completions(
-        Prompt::new(
-            "test_prompt_with_arguments",
-            "A prompt with two required arguments.",
-            vec![
-                PromptArgument::new("arg1", "First test argument", true),
-                PromptArgument::new("arg2", "Second test argument", true),
-            ],
-        ),
-        completions,
-        |args, _| async move {
-            let arg = |k: &str| args.get(k).cloned().unwrap_or_default();
-            let text = format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"));
-            Ok(GetPromptResult { description: None, messages: vec![PromptMessage::user_text(text)], meta: None })
-        },
-    );
-    server.add_prompt(
-        Prompt::new(
-            "test_prompt_with_embedded_resource",
-            "A prompt that embeds a resource.",
-            vec![PromptArgument::new("resourceUri", "URI of the resource to embed", true)],
-        ),
-        |args, _| async move {
-            let uri = args.get("resourceUri").cloned().unwrap_or_default();
-            Ok(GetPromptResult {
-                description: None,
-                messages: vec![
-                    PromptMessage {
-                        role: Role::User,
-                        content: ContentBlock::resource(ResourceContents::text(
-                            uri,
-                            Some("text/plain"),
-                            "Embedded resource content for testing.",
-                        )),
-                    },
-                    PromptMessage::user_text("Please process the embedded resource above."),
-                ],
-                meta: None,
-            })
-        },
-    );
-    server.add_prompt(Prompt::new("test_prompt_with_image", "A prompt with an image.", vec![]), |_, _| async {
-        Ok(GetPromptResult {
-            description: None,
-            messages: vec![
-                PromptMessage { role: Role::User, content: ContentBlock::image(PNG, "image/png") },
-                PromptMessage::user_text("Please analyze the image above."),
-            ],
-            meta: None,
-        })
-    });
+/// A static PNG image.
+#[resource("test://static-binary", name = "static-binary", title = "Static binary", mime_type = "image/png")]
+fn static_binary() -> ResourceContents {
+    ResourceContents::blob("test://static-binary", Some("image/png"), PNG)
+}
+
+/// A resource to subscribe to.
+#[resource("test://watched-resource", name = "watched-resource", title = "Watched resource", mime_type = "text/plain")]
+fn watched_resource() -> &'static str {
+    "Watched resource content"
+}
+
+/// JSON data for an id.
+#[resource("test://template/{id}/data", title = "Data by id", mime_type = "application/json")]
+fn template(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+/// A prompt without arguments.
+#[prompt]
+fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with two required arguments.
+#[prompt]
+fn test_prompt_with_arguments(
+    /// First test argument
+    arg1: String,
+    /// Second test argument
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// A prompt that embeds a resource.
+#[prompt]
+#[allow(non_snake_case)]
+fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed
+    resourceUri: String,
+) -> Vec<PromptMessage> {
+    let contents = ResourceContents::text(resourceUri, Some("text/plain"), "Embedded resource content for testing.");
+    vec![
+        PromptMessage { role: Role::User, content: ContentBlock::resource(contents) },
+        PromptMessage::user_text("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt with an image.
+#[prompt]
+fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage { role: Role::User, content: ContentBlock::image(PNG, "image/png") },
+        PromptMessage::user_text("Please analyze the image above."),
+    ]
 }
