@@ -131,5 +131,10 @@ pub use mcp_auth as auth;
 
 #[cfg(all(feature = "server", feature = "client"))]
 mod testing;
+
+/// The README's examples, compiled as doctests.
+#[cfg(all(doctest, feature = "macros"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
 #[cfg(all(feature = "server", feature = "client"))]
 pub use testing::TestClient;
