@@ -142,7 +142,7 @@ async fn complete(server: &Server, params: &CompleteParams, ctx: &Context) -> An
             Err(e) => Answer::Refused(Refusal::Handler(e)),
         };
     }
-    let candidates = match &params.reference {
+    let completer = match &params.reference {
         CompletionReference::Prompt { name } => match inner.prompts.get(name) {
             Some(p) => p.completions.get(&params.argument.name).cloned(),
             None => return Answer::Refused(Refusal::UnknownPrompt(name.clone())),
@@ -152,6 +152,15 @@ async fn complete(server: &Server, params: &CompleteParams, ctx: &Context) -> An
             None => return Answer::Refused(Refusal::UnknownTemplate(uri.clone())),
         },
     };
-    let values = candidates.unwrap_or_default().into_iter().filter(|v| v.starts_with(&params.argument.value)).collect();
+    let values = match completer {
+        None => Vec::new(),
+        Some(completer) => {
+            let others = params.context.as_ref().and_then(|c| c.arguments.clone()).unwrap_or_default();
+            match completer.complete(&params.argument.value, others, ctx.clone()).await {
+                Ok(values) => values,
+                Err(e) => return Answer::Refused(Refusal::Handler(e)),
+            }
+        }
+    };
     Answer::Result(ServerResult::Complete(CompleteResult { completion: Completion::from_values(values) }))
 }

@@ -111,8 +111,8 @@ pub use mcp_server as server;
 pub use mcp_server::__private;
 #[cfg(feature = "server")]
 pub use mcp_server::{
-    Context, HandlerError, HandlerResult, Json, PromptDef, ResourceDef, Server, ServerBuilder, ServerConfig, State,
-    ToolDef, ToolError,
+    Context, FromContext, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json,
+    PromptDef, ResourceDef, Server, ServerBuilder, ServerConfig, State, ToolDef, ToolError, ToolSet,
 };
 
 #[cfg(feature = "macros")]

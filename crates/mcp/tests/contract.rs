@@ -238,3 +238,36 @@ async fn resource_variables_and_prompt_arguments_are_read_as_their_types() {
     assert_eq!(error.code, mcp::protocol::error::INVALID_PARAMS);
     assert!(error.message.contains("argument `id` (\"seven\")"), "{}", error.message);
 }
+
+/// A language, by name.
+#[prompt]
+fn explain(language: String, topic: String) -> String {
+    format!("Explain {topic} in {language}")
+}
+
+#[tokio::test]
+async fn completions_come_from_values_and_functions() {
+    use mcp::types::{CompleteParams, CompletionArgument, CompletionContext, CompletionReference};
+    use mcp::IntoPromptDef as _;
+    let server = Server::builder("complete", "1.0")
+        .prompt(explain.into_prompt_def().with_completions("language", ["rust", "ruby", "python"]).complete_with(
+            "topic",
+            |value: String, others: BTreeMap<String, String>, _ctx| async move {
+                let language = others.get("language").cloned().unwrap_or_default();
+                Ok(vec![format!("{language} {value}ownership"), format!("{language} {value}traits")])
+            },
+        ))
+        .resource(note)
+        .build();
+    let s = server.test_client().await.unwrap();
+    let ask = |argument: &str, value: &str, others: Option<BTreeMap<String, String>>| CompleteParams {
+        reference: CompletionReference::Prompt { name: "explain".into() },
+        argument: CompletionArgument { name: argument.into(), value: value.into() },
+        context: others.map(|arguments| CompletionContext { arguments: Some(arguments) }),
+    };
+    let by_prefix = s.complete(ask("language", "r", None)).await.unwrap();
+    assert_eq!(by_prefix.completion.values, ["rust", "ruby"]);
+    let chosen = BTreeMap::from([("language".to_owned(), "rust".to_owned())]);
+    let computed = s.complete(ask("topic", "x-", Some(chosen))).await.unwrap();
+    assert_eq!(computed.completion.values, ["rust x-ownership", "rust x-traits"]);
+}

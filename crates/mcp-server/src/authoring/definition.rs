@@ -12,7 +12,7 @@ use mcp_protocol::types::{
 
 use crate::context::Context;
 use crate::error::HandlerResult;
-use crate::server::registry::{boxed1, PromptHandler, ResourceHandler, TemplateHandler, ToolHandler};
+use crate::server::registry::{boxed1, Completer, PromptHandler, ResourceHandler, TemplateHandler, ToolHandler};
 
 /// A tool and its handler, ready to register ([`crate::ServerBuilder::tool`],
 /// [`crate::Server::register_tool`]).
@@ -111,7 +111,7 @@ pub struct ResourceDef {
 #[derive(Clone)]
 pub(crate) enum ResourceKind {
     Fixed(Resource, ResourceHandler),
-    Template(ResourceTemplate, TemplateHandler, HashMap<String, Vec<String>>),
+    Template(ResourceTemplate, TemplateHandler, HashMap<String, Completer>),
 }
 
 impl ResourceDef {
@@ -134,11 +134,25 @@ impl ResourceDef {
         Self { kind: ResourceKind::Template(template, handler, HashMap::new()) }
     }
 
-    /// Completion values of a template variable (`completion/complete`); nothing for a
-    /// fixed resource.
-    pub fn with_completions(mut self, variable: &str, values: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    /// Completion values of a template variable (`completion/complete`: those that start
+    /// with what the user typed); nothing for a fixed resource.
+    pub fn with_completions(self, variable: &str, values: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.with_completer(variable, Completer::Values(values.into_iter().map(Into::into).collect()))
+    }
+
+    /// Completes a template variable with `complete(value, others, ctx)`: the partial value,
+    /// the other variables already chosen; it returns the candidates (filtered by itself).
+    pub fn complete_with<F, Fut>(self, variable: &str, complete: F) -> Self
+    where
+        F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
+    {
+        self.with_completer(variable, completer(complete))
+    }
+
+    fn with_completer(mut self, variable: &str, completer: Completer) -> Self {
         if let ResourceKind::Template(_, _, completions) = &mut self.kind {
-            completions.insert(variable.to_owned(), values.into_iter().map(Into::into).collect());
+            completions.insert(variable.to_owned(), completer);
         }
         self
     }
@@ -180,7 +194,7 @@ impl IntoResourceDef for ResourceDef {
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: PromptHandler,
-    pub(crate) completions: HashMap<String, Vec<String>>,
+    pub(crate) completions: HashMap<String, Completer>,
 }
 
 impl PromptDef {
@@ -193,9 +207,22 @@ impl PromptDef {
         Self { prompt, handler: boxed1(handler), completions: HashMap::new() }
     }
 
-    /// Completion values of an argument (`completion/complete`).
+    /// Completion values of an argument (`completion/complete`: those that start with what
+    /// the user typed).
     pub fn with_completions(mut self, argument: &str, values: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.completions.insert(argument.to_owned(), values.into_iter().map(Into::into).collect());
+        let values = values.into_iter().map(Into::into).collect();
+        self.completions.insert(argument.to_owned(), Completer::Values(values));
+        self
+    }
+
+    /// Completes an argument with `complete(value, others, ctx)`: the partial value, the
+    /// other arguments already chosen; it returns the candidates (filtered by itself).
+    pub fn complete_with<F, Fut>(mut self, argument: &str, complete: F) -> Self
+    where
+        F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
+    {
+        self.completions.insert(argument.to_owned(), completer(complete));
         self
     }
 
@@ -209,6 +236,14 @@ impl fmt::Debug for PromptDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PromptDef").field("prompt", &self.prompt).finish_non_exhaustive()
     }
+}
+
+fn completer<F, Fut>(complete: F) -> Completer
+where
+    F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
+{
+    Completer::Handler(Arc::new(move |value, others, ctx| Box::pin(complete(value, others, ctx))))
 }
 
 /// Something that is a prompt: a function marked `#[prompt]`, or a [`PromptDef`].

@@ -218,7 +218,9 @@ impl Server {
         let handler = Arc::new(handler);
         let handler: registry::TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin((handler)(uri, vars, ctx)));
         let key = template.uri_template.clone();
-        self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
+        self.inner
+            .templates
+            .insert(key, TemplateEntry { template, parsed, handler, completions: registry::fixed(completions) });
         self.announce(Change::Resources);
         Ok(())
     }
@@ -243,7 +245,9 @@ impl Server {
         Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
     {
         let name = prompt.name.clone();
-        self.inner.prompts.insert(name, PromptEntry { prompt, handler: boxed1(handler), completions });
+        self.inner
+            .prompts
+            .insert(name, PromptEntry { prompt, handler: boxed1(handler), completions: registry::fixed(completions) });
         self.announce(Change::Prompts);
     }
 

@@ -38,6 +38,41 @@ pub type TemplateHandler = Arc<
 /// A prompt handler: argument values in, messages out.
 pub type PromptHandler =
     Arc<dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<GetPromptResult>> + Send + Sync>;
+/// Completes one argument of a prompt or variable of a template: the partial value and the
+/// other arguments already chosen in, candidate values out.
+pub type CompleterFn = Arc<
+    dyn Fn(String, BTreeMap<String, String>, Context) -> BoxFuture<'static, HandlerResult<Vec<String>>> + Send + Sync,
+>;
+
+/// How one argument is completed.
+#[derive(Clone)]
+pub enum Completer {
+    /// From fixed values: those that start with the partial value.
+    Values(Vec<String>),
+    /// By a function, which chooses (and filters) the values itself.
+    Handler(CompleterFn),
+}
+
+impl Completer {
+    /// The candidates for `value` (`others`: the other arguments already chosen).
+    pub(crate) async fn complete(
+        &self,
+        value: &str,
+        others: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> HandlerResult<Vec<String>> {
+        match self {
+            Self::Values(values) => Ok(values.iter().filter(|v| v.starts_with(value)).cloned().collect()),
+            Self::Handler(f) => f(value.to_owned(), others, ctx).await,
+        }
+    }
+}
+
+/// Fixed completion values, by argument name, as completers.
+pub(crate) fn fixed(completions: HashMap<String, Vec<String>>) -> HashMap<String, Completer> {
+    completions.into_iter().map(|(name, values)| (name, Completer::Values(values))).collect()
+}
+
 /// A completion handler.
 pub type CompletionHandler =
     Arc<dyn Fn(CompleteParams, Context) -> BoxFuture<'static, HandlerResult<CompleteResult>> + Send + Sync>;
@@ -130,8 +165,8 @@ pub struct TemplateEntry {
     pub parsed: UriTemplate,
     /// Its handler.
     pub handler: TemplateHandler,
-    /// Completions for its variables, by variable name.
-    pub completions: HashMap<String, Vec<String>>,
+    /// Completers of its variables, by variable name.
+    pub completions: HashMap<String, Completer>,
 }
 
 /// A registered prompt.
@@ -141,8 +176,8 @@ pub struct PromptEntry {
     pub prompt: Prompt,
     /// Its handler.
     pub handler: PromptHandler,
-    /// Completions for its arguments, by argument name.
-    pub completions: HashMap<String, Vec<String>>,
+    /// Completers of its arguments, by argument name.
+    pub completions: HashMap<String, Completer>,
 }
 
 /// An ordered, concurrently readable map of entries by name (insertion order is list order).
