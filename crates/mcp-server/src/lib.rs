@@ -27,7 +27,7 @@ pub use authoring::glue as __private;
 
 // Layers, each file importing only the ones above it:
 //   error, link (the engine behind its lock, and the sinks) ->
-//   state, tasks/{config, store, runtime} -> context -> server/registry -> authoring ->
+//   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
 //   server/{validation, config, mod} ->
 //   admission, answer, panic, tasks/{run, methods}, dispatch -> connection -> session
 mod admission;
@@ -40,6 +40,7 @@ mod error;
 mod link;
 mod panic;
 mod refusal;
+pub mod roots;
 mod server;
 mod session;
 mod state;
@@ -52,6 +53,7 @@ pub use authoring::{
 pub use context::{Context, InputRequest};
 pub use error::{AskError, HandlerError, HandlerResult};
 pub use mcp_protocol::engine::Change;
+pub use roots::{Roots, RootsError};
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;
 pub use tasks::{

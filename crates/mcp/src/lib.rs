@@ -112,7 +112,7 @@ pub use mcp_server::__private;
 #[cfg(feature = "server")]
 pub use mcp_server::{
     Context, FromContext, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json,
-    PromptDef, ResourceDef, Server, ServerBuilder, ServerConfig, State, ToolDef, ToolError, ToolSet,
+    PromptDef, ResourceDef, Roots, RootsError, Server, ServerBuilder, ServerConfig, State, ToolDef, ToolError, ToolSet,
 };
 
 #[cfg(feature = "macros")]

@@ -1,0 +1,140 @@
+//! The examples of `crates/mcp/examples`, run for real: each is spawned as a child process
+//! and driven by our client, over stdio or over HTTP on 127.0.0.1.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use mcp::types::Root;
+use mcp::{ChildCommand, Client, ClientSession};
+use serde_json::json;
+use tokio::time::timeout;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The example's binary, built beside this test (cargo builds examples with the tests);
+/// built now if it is not there.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/<test>");
+    let path = profile_dir.join("examples").join(name);
+    if !path.exists() {
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_owned(),
+            Some(other) => other.to_owned(),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "mcp", "--example", name, "--profile", &profile])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build --example {name}");
+    }
+    path
+}
+
+async fn spawn(client: &Client, name: &str) -> ClientSession {
+    let command = ChildCommand::new(example(name));
+    timeout(LIMIT, client.spawn(&command)).await.expect("in time").expect("the example starts")
+}
+
+fn text(result: &mcp::types::CallToolResult) -> &str {
+    result.content.first().and_then(|c| c.as_text()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn notes_keeps_notes_and_serves_them_as_resources_and_prompts() {
+    let s = spawn(&Client::builder("t", "1").build(), "notes").await;
+    let run = async {
+        assert_eq!(text(&s.call_tool("add_note", json!({"text": "Buy milk"})).await.unwrap()), "0");
+        assert_eq!(text(&s.call_tool("add_note", json!({"text": "call Ada"})).await.unwrap()), "1");
+        let empty = s.call_tool("add_note", json!({"text": " "})).await.unwrap();
+        assert_eq!((empty.is_error, text(&empty)), (Some(true), "a note needs some text"));
+        #[derive(serde::Deserialize)]
+        struct Found {
+            ids: Vec<usize>,
+        }
+        let found: Found = s.call_tool_as("search", json!({"text": "MILK"})).await.unwrap();
+        assert_eq!(found.ids, [0]);
+        let one = s.read_resource("notes://1").await.unwrap();
+        assert_eq!(one.contents[0].text.as_deref(), Some("call Ada"));
+        let all = s.read_resource("notes://all").await.unwrap();
+        assert_eq!(all.contents[0].text.as_deref(), Some("Buy milk\ncall Ada"));
+        let prompt = s.get_prompt("summarize", BTreeMap::from([("words".to_owned(), "10".to_owned())])).await.unwrap();
+        let message = prompt.messages[0].content.as_text().unwrap();
+        assert!(message.starts_with("Summarize these notes in at most 10 words:"), "{message}");
+        let bad = s.get_prompt("summarize", BTreeMap::from([("words".to_owned(), "ten".to_owned())])).await;
+        assert!(bad.is_err_and(|e| e.to_string().contains("argument `words`")), "a word count must be a number");
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn file_server_reads_inside_the_roots_only() {
+    let dir = std::env::temp_dir().join(format!("mcp-example-files-{}", std::process::id()));
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/readme.txt"), "inside").unwrap();
+    std::fs::write(dir.join("secret.txt"), "outside").unwrap();
+    let root_uri = format!("file://{}", std::fs::canonicalize(&root).unwrap().display());
+    let client = Client::builder("t", "1").static_roots(vec![Root { uri: root_uri, name: None, meta: None }]).build();
+    let s = spawn(&client, "file_server").await;
+    let run = async {
+        let read = s.call_tool("read_file", json!({"path": "docs/readme.txt"})).await.unwrap();
+        assert_eq!((read.is_error, text(&read)), (None, "inside"));
+        let listed = s.call_tool("list_dir", json!({"path": "."})).await.unwrap();
+        assert_eq!(text(&listed), "docs/");
+        for outside in ["../secret.txt", dir.join("secret.txt").to_str().unwrap(), "/etc/passwd"] {
+            let refused = s.call_tool("read_file", json!({"path": outside})).await.unwrap();
+            assert_eq!(refused.is_error, Some(true), "{outside}");
+            assert!(text(&refused).contains("outside the client's roots"), "{outside}: {}", text(&refused));
+        }
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn axum_mount_serves_mcp_beside_the_application_routes() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = tokio::process::Command::new(example("axum_mount"))
+        .arg(port.to_string())
+        .kill_on_drop(true)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let run = async {
+        // Ready when it accepts connections: tried at most 200 times.
+        let mut ready = false;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(ready, "the example listens on {port}");
+        let health = http_get(port, "/health").await;
+        assert!(health.starts_with("HTTP/1.1 200") && health.ends_with("ok"), "{health}");
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let connection = mcp::transport::http::connect(&url, Default::default()).unwrap();
+        let s = Client::builder("t", "1").build().connect(connection).await.unwrap();
+        let hello = s.call_tool("hello", json!({"name": "Ada"})).await.unwrap();
+        assert_eq!(text(&hello), "Hello, Ada!");
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    child.kill().await.unwrap();
+}
+
+/// A plain HTTP/1.1 GET; the whole response as text.
+async fn http_get(port: u16, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response
+}
