@@ -281,6 +281,28 @@ async def run_checks(client: Client, rec: Recorder, c: Checks, new_client: Any) 
         f"got {short(schema)}",
     )
 
+    add_schema = add.input_schema
+    c.ok(
+        "tools/list: add's inputSchema is generated from its Rust types (#[tool])",
+        add_schema.get("required") == ["a", "b"]
+        and add_schema.get("additionalProperties") is False
+        and all(add_schema.get("properties", {}).get(k, {}).get("type") == "number" for k in ("a", "b")),
+        f"got {short(add_schema)}",
+    )
+    # 2026-07-28: invalid arguments are a tool execution error naming each fault, sent
+    # before the handler runs.
+    with c.step("tools/call add with invalid arguments"):
+        r = await client.call_tool("add", {"a": "one", "c": 1})
+    refusal = " ".join(texts(r.content))
+    c.ok(
+        "tools/call add with invalid arguments is a tool execution error naming each fault",
+        bool(r.is_error)
+        and "`a`" in refusal
+        and "\"b\" is a required property" in refusal
+        and "'c' was unexpected" in refusal,
+        f"got {short(r)}",
+    )
+
     echo_text = 'interop ✓ "quoted" \\ back\nslash, newline and emoji 🦀'
     with c.step("tools/call echo"):
         r = await client.call_tool("echo", {"text": echo_text})

@@ -271,3 +271,40 @@ async fn completions_come_from_values_and_functions() {
     let computed = s.complete(ask("topic", "x-", Some(chosen))).await.unwrap();
     assert_eq!(computed.completion.values, ["rust x-ownership", "rust x-traits"]);
 }
+
+/// Deletes everything.
+#[tool(
+    title = "Wipe",
+    description = "Deletes every note, for good.",
+    destructive,
+    idempotent,
+    open_world = false,
+    icon = "https://example.com/wipe.png",
+    task = "optional"
+)]
+async fn wipe() -> Json<Vec<String>> {
+    Json(vec!["gone".to_owned()])
+}
+
+#[tokio::test]
+async fn tool_attributes_reach_the_definition() {
+    let server = Server::builder("attrs", "1.0").tool(wipe).build();
+    let tool = server.tool_definition("wipe").expect("registered");
+    assert_eq!(tool.title.as_deref(), Some("Wipe"));
+    assert_eq!(tool.description.as_deref(), Some("Deletes every note, for good."), "description overrides the doc");
+    let hints = tool.annotations.clone().expect("annotations");
+    assert_eq!(
+        (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint),
+        (None, Some(true), Some(true), Some(false))
+    );
+    assert_eq!(tool.icons.as_ref().expect("icons")[0].src, "https://example.com/wipe.png");
+    assert_eq!(tool.task_support(), mcp::types::TaskSupport::Optional);
+    assert_eq!(Value::Object(tool.input_schema), json!({"type": "object", "additionalProperties": false}));
+    let output = Value::Object(tool.output_schema.expect("an output schema"));
+    assert_eq!(output["required"], json!(["result"]), "a list is wrapped in an object: {output}");
+    let s = server.test_client().await.unwrap();
+    let r = s.call_tool("wipe", json!({})).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": ["gone"]})));
+    let typed: Vec<String> = s.call_tool_as("wipe", json!({})).await.unwrap();
+    assert_eq!(typed, ["gone"], "call_tool_as reads a wrapped value from `result`");
+}
