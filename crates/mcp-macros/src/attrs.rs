@@ -112,6 +112,15 @@ impl Attrs {
         Ok(())
     }
 
+    /// The name (given, or the function's), the title, and the description (given, or the
+    /// doc comment), the last two as `Option<&str>` tokens.
+    pub(crate) fn described(&self, ident: &syn::Ident, doc: Option<String>) -> Described {
+        let name = self.name.as_ref().map(LitStr::value).unwrap_or_else(|| ident.to_string());
+        let title = option_str(self.title.as_ref().map(LitStr::value).as_deref());
+        let description = self.description.as_ref().map(LitStr::value).or(doc);
+        Described { name, title, description: option_str(description.as_deref()) }
+    }
+
     /// The path generated code reaches the runtime by.
     pub(crate) fn glue(&self) -> TokenStream {
         match &self.krate {
@@ -119,6 +128,13 @@ impl Attrs {
             None => quote::quote!(::mcp::__private),
         }
     }
+}
+
+/// What [`Attrs::described`] gives.
+pub(crate) struct Described {
+    pub(crate) name: String,
+    pub(crate) title: TokenStream,
+    pub(crate) description: TokenStream,
 }
 
 struct Item(Meta);

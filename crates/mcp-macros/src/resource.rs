@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
 
-use crate::attrs::{option_str, Allowed, Attrs};
+use crate::attrs::{option_str, Allowed, Attrs, Described};
 use crate::handler::{arguments, await_if, bindings, Callable, Source};
 use crate::signature;
 
@@ -46,10 +46,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let sig = &callable.body.sig;
     let ident = &sig.ident;
     let output = signature::output(sig);
-    let name = attrs.name.as_ref().map(|n| n.value()).unwrap_or_else(|| ident.to_string());
-    let title = option_str(attrs.title.as_ref().map(|t| t.value()).as_deref());
-    let description = attrs.description.as_ref().map(|d| d.value()).or_else(|| signature::doc(&callable.docs));
-    let description = option_str(description.as_deref());
+    let Described { name, title, description } = attrs.described(ident, signature::doc(&callable.docs));
     let mime = option_str(attrs.mime_type.as_ref().map(|m| m.value()).as_deref());
     let (bind, vars) = bindings(&params.params, Source::Text, &glue);
     let wait = await_if(sig.asyncness.is_some());

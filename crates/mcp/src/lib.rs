@@ -65,7 +65,9 @@
 //!
 //! The function stays callable as it was (`add(1.0, 2.0).await` in a unit test): the macro
 //! makes its name a unit struct that dereferences to the function, async functions
-//! returning a boxed future.
+//! returning a boxed future. One consequence: where the tool is in scope, `let add = ...`
+//! is read as a pattern of that unit struct and does not compile (name the variable
+//! otherwise); the compiler says so ("interpreted as a unit struct, not a new binding").
 //!
 //! What a handler may return, and what it becomes, is in [`server::authoring::output`]:
 //! text, numbers, [`Json<T>`] (`structuredContent` with an `outputSchema` from `T`),
