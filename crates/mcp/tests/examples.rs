@@ -71,6 +71,32 @@ async fn notes_keeps_notes_and_serves_them_as_resources_and_prompts() {
 }
 
 #[tokio::test]
+async fn demo_the_contract_program_serves_over_stdio() {
+    let client = Client::builder("t", "1").build();
+    let command = ChildCommand::parse(example("demo").to_str().unwrap()).unwrap();
+    let s = timeout(LIMIT, client.spawn(&command)).await.expect("in time").expect("the example starts");
+    let run = async {
+        #[derive(serde::Deserialize)]
+        struct Sum {
+            sum: f64,
+        }
+        let sum: Sum = s.call_tool_as("add", json!({"a": 1, "b": 2})).await.unwrap();
+        assert_eq!(sum.sum, 3.0);
+        let weather = s.call_tool("get_weather", json!({"city": "Lyon", "unit": "fahrenheit"})).await.unwrap();
+        assert_eq!(text(&weather), "Lyon: 21 F");
+        let refused = s.call_tool("get_weather", json!({"town": "Lyon"})).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "validated before the handler: {}", text(&refused));
+        assert_eq!(text(&s.call_tool("add_note", json!({"text": "hi"})).await.unwrap()), "0");
+        let note = s.read_resource("notes://0").await.unwrap();
+        assert_eq!(note.contents[0].text.as_deref(), Some("hi"));
+        let review = s.get_prompt("review", BTreeMap::from([("code".to_owned(), "x".to_owned())])).await.unwrap();
+        assert_eq!(review.messages[0].content.as_text(), Some("Review this unknown code:\nx"));
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn file_server_reads_inside_the_roots_only() {
     let dir = std::env::temp_dir().join(format!("mcp-example-files-{}", std::process::id()));
     let root = dir.join("root");
