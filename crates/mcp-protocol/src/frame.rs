@@ -40,6 +40,22 @@ pub mod headers {
             value.to_owned()
         }
     }
+
+    /// The value a header carries: the `=?base64?…?=` form decoded, any other taken as it
+    /// is (the inverse of [`encode_value`]). `Err` names the value when its base64 or its
+    /// UTF-8 is invalid.
+    pub fn decode_value(value: &str) -> Result<String, String> {
+        use base64::engine::general_purpose::STANDARD;
+        use base64::Engine;
+        match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+            Some(b64) => STANDARD
+                .decode(b64)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .ok_or_else(|| format!("invalid base64 header value {value:?}")),
+            None => Ok(value.to_owned()),
+        }
+    }
 }
 
 /// What an encoded frame is.
