@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use mcp_client::{ClientError, ClientSession, Era};
+use mcp_client::{ClientError, ClientSession, Era, ServerNotification};
 use mcp_protocol::error::METHOD_NOT_FOUND;
 use mcp_protocol::types::{
     CallToolResult, CompleteParams, CompletionArgument, CompletionContext, CompletionReference, ContentBlock, Prompt,
@@ -380,11 +380,47 @@ async fn list(conn: &Connected, kind: Option<ListKind>, json: bool) -> Outcome {
 
 // ---- call ----
 
-async fn find_tool(session: &ClientSession, name: &str) -> Result<Tool, CommandError> {
+/// How long a missing tool is waited for when the server may still add it (see `find_tool`).
+const LATE_TOOLS: std::time::Duration = std::time::Duration::from_millis(500);
+
+async fn list_tools(session: &ClientSession) -> Result<Vec<Tool>, CommandError> {
     let items = list_raw(session, Method::ListTools, "tools").await?;
-    let tools: Vec<Tool> = decode_all::<Tool>(&items).into_iter().filter_map(Result::ok).collect();
+    Ok(decode_all::<Tool>(&items).into_iter().filter_map(Result::ok).collect())
+}
+
+/// Whether the server says its tool list changed within `wait` (or did already, since
+/// `changes` was subscribed).
+async fn tools_changed(
+    changes: &mut tokio::sync::broadcast::Receiver<ServerNotification>,
+    wait: std::time::Duration,
+) -> bool {
+    let seen = async {
+        loop {
+            match changes.recv().await {
+                Ok(ServerNotification::ToolsListChanged) => return true,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    };
+    tokio::time::timeout(wait, seen).await.unwrap_or(false)
+}
+
+async fn find_tool(session: &ClientSession, name: &str) -> Result<Tool, CommandError> {
+    let mut changes = session.notifications();
+    let mut tools = list_tools(session).await?;
     if let Some(tool) = tools.iter().find(|t| t.name == name) {
         return Ok(tool.clone());
+    }
+    // A server may add tools just after the handshake, once it knows the client's
+    // capabilities (server-everything adds its sampling and elicitation tools so), and say
+    // so with `tools/list_changed`: such a tool is waited for briefly before it is missing.
+    let announces = session.server_capabilities().tools.and_then(|t| t.list_changed) == Some(true);
+    if announces && tools_changed(&mut changes, LATE_TOOLS).await {
+        tools = list_tools(session).await?;
+        if let Some(tool) = tools.iter().find(|t| t.name == name) {
+            return Ok(tool.clone());
+        }
     }
     let hint = suggest(name, tools.iter().map(|t| t.name.as_str()))
         .map(|s| format!("did you mean `{s}`? "))
