@@ -35,6 +35,10 @@ pub use router::CallRouter;
 pub fn client_builder(name: &str, version: &str, router: &CallRouter) -> ClientBuilder {
     let (r1, r2, r3) = (router.clone(), router.clone(), router.clone());
     Client::builder(name, version)
+        // The bridge's server checks each result against the tool's output schema (mirrored
+        // from upstream) before it sends it on: checked here too, it would be checked twice
+        // (and the tools listed once more).
+        .validate_outputs(false)
         .sampling(move |params| {
             let router = r1.clone();
             async move { relay::ask_downstream(&router, InputRequest::Sample(params)).await }

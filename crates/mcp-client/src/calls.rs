@@ -6,7 +6,7 @@ use mcp_protocol::message::{ClientNotification, ClientRequest, RoundInput, Serve
 use mcp_protocol::types::{
     CallToolParams, CallToolResult, CompleteParams, CompleteResult, DiscoverResult, GetPromptParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedParams,
-    ProgressParams, Prompt, ReadResourceResult, Resource, ResourceParams, ResourceTemplate, Tool,
+    ProgressParams, Prompt, ReadResourceResult, Resource, ResourceParams, ResourceTemplate, Tool, WRAPPED_RESULT,
 };
 use mcp_protocol::{Era, Method};
 use serde::de::DeserializeOwned;
@@ -175,8 +175,8 @@ impl ClientSession {
         match serde_json::from_value::<T>(value.clone()) {
             Ok(typed) => Ok(typed),
             Err(whole) => match value {
-                Value::Object(mut map) if map.len() == 1 && map.contains_key("result") => {
-                    let inner = map.remove("result").unwrap_or_default();
+                Value::Object(mut map) if map.len() == 1 && map.contains_key(WRAPPED_RESULT) => {
+                    let inner = map.remove(WRAPPED_RESULT).unwrap_or_default();
                     serde_json::from_value(inner).map_err(|e| ClientError::decode_json(method, None, e))
                 }
                 _ => Err(ClientError::decode_json(method, None, whole)),

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use super::{answered_text, form, no_args};
 
-fn question(text: &str, max_tokens: u64) -> CreateMessageParams {
+/// A sampling request of one user message.
+pub(crate) fn question(text: &str, max_tokens: u64) -> CreateMessageParams {
     CreateMessageParams {
         messages: vec![SamplingMessage {
             role: Role::User,

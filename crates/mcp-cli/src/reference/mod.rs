@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mcp::{prompt, resource, tool, Json, ToolError};
 use mcp_protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageParams, ElicitParams, ElicitResult, JsonObject, LoggingLevel,
-    PromptMessage, ResourceContents, Role, SamplingContent, SamplingMessage, Tool,
+    CallToolResult, ContentBlock, ElicitParams, ElicitResult, JsonObject, LoggingLevel, PromptMessage,
+    ResourceContents, Role, SamplingContent, Tool,
 };
 use mcp_server::{Context, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, Server};
 use schemars::JsonSchema;
@@ -87,6 +87,7 @@ pub fn server_with(modern_only: bool) -> Server {
         .tool(test_error_handling)
         .tool(test_sampling)
         .tool(test_elicitation)
+        .tool(add)
         .resource(static_text)
         .resource(static_binary)
         .resource(watched_resource)
@@ -198,23 +199,7 @@ async fn test_sampling(
     prompt: String,
     ctx: Context,
 ) -> Result<String, HandlerError> {
-    let reply = ctx
-        .sample(CreateMessageParams {
-            messages: vec![SamplingMessage {
-                role: Role::User,
-                content: SamplingContent::Single(ContentBlock::text(prompt)),
-            }],
-            max_tokens: 100,
-            system_prompt: None,
-            model_preferences: None,
-            include_context: None,
-            temperature: None,
-            stop_sequences: None,
-            metadata: None,
-            tools: None,
-            tool_choice: None,
-        })
-        .await?;
+    let reply = ctx.sample(input_required::question(&prompt, 100)).await?;
     let text: String = match &reply.content {
         SamplingContent::Single(block) => block.as_text().unwrap_or_default().to_owned(),
         SamplingContent::Multiple(blocks) => blocks.iter().filter_map(ContentBlock::as_text).collect(),
@@ -255,7 +240,6 @@ fn add(a: f64, b: f64) -> Json<Sum> {
 /// The tools whose schemas are written by hand: header annotations, 2020-12 features,
 /// elicitation forms.
 fn add_tools(server: &Server) {
-    server.register_tool(add);
     server.add_tool(
         Tool::new(
             "test_header_echo",

@@ -55,6 +55,11 @@ impl Tool {
     }
 }
 
+/// The member under which a structured result that is not a JSON object is given
+/// (`{"result": value}`), since `structuredContent` must be an object: the convention of this
+/// crate's typed tools, which its client reads back.
+pub const WRAPPED_RESULT: &str = "result";
+
 /// Hints about a tool's behaviour (untrusted unless the server is).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

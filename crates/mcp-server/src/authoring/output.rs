@@ -27,6 +27,7 @@ use std::fmt;
 use base64::Engine;
 use mcp_protocol::types::{
     CallToolResult, ContentBlock, GetPromptResult, JsonObject, PromptMessage, ReadResourceResult, ResourceContents,
+    WRAPPED_RESULT,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -99,11 +100,11 @@ impl OutputSchema {
         let mut inner = schema;
         let defs = inner.remove("$defs");
         let mut properties = JsonObject::new();
-        properties.insert("result".to_owned(), Value::Object(inner));
+        properties.insert(WRAPPED_RESULT.to_owned(), Value::Object(inner));
         let mut wrapper = JsonObject::new();
         wrapper.insert("type".to_owned(), Value::from("object"));
         wrapper.insert("properties".to_owned(), Value::Object(properties));
-        wrapper.insert("required".to_owned(), Value::from(vec![Value::from("result")]));
+        wrapper.insert("required".to_owned(), Value::from(vec![Value::from(WRAPPED_RESULT)]));
         if let Some(defs) = defs {
             wrapper.insert("$defs".to_owned(), defs);
         }
@@ -144,7 +145,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
         let value = serde_json::to_value(&self.0)
             .map_err(|e| HandlerError::Tool(format!("the result cannot be serialized: {e}")))?;
         let value = match wrapped {
-            true => Value::Object(JsonObject::from_iter([("result".to_owned(), value)])),
+            true => Value::Object(JsonObject::from_iter([(WRAPPED_RESULT.to_owned(), value)])),
             false => value,
         };
         Ok(CallToolResult::structured(value))

@@ -23,7 +23,7 @@ use mcp_protocol::uri_template::{UriTemplate, UriTemplateError};
 use tokio::sync::broadcast;
 
 use crate::authoring::definition::ResourceKind;
-use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ToolDef};
+use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ResourceDef, ToolDef};
 use crate::context::Context;
 use crate::error::HandlerResult;
 use crate::tasks::TaskRuntime;
@@ -180,9 +180,8 @@ impl Server {
         F: Fn(String, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
-        let uri = resource.uri.clone();
-        self.inner.resources.insert(uri, ResourceEntry { resource, handler: boxed1(handler) });
-        self.announce(Change::Resources);
+        // A fixed resource has no template to refuse.
+        let _ = self.register_resource(ResourceDef::fixed(resource, handler));
     }
 
     /// Removes a resource; returns whether it existed.
@@ -214,15 +213,10 @@ impl Server {
         F: Fn(String, HashMap<String, String>, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
-        let parsed = UriTemplate::parse(&template.uri_template)?;
-        let handler = Arc::new(handler);
-        let handler: registry::TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin((handler)(uri, vars, ctx)));
-        let key = template.uri_template.clone();
-        self.inner
-            .templates
-            .insert(key, TemplateEntry { template, parsed, handler, completions: registry::fixed(completions) });
-        self.announce(Change::Resources);
-        Ok(())
+        let def = completions
+            .into_iter()
+            .fold(ResourceDef::template(template, handler), |def, (name, values)| def.with_completions(&name, values));
+        self.register_resource(def)
     }
 
     /// Adds (or replaces) a prompt.
@@ -244,11 +238,10 @@ impl Server {
         F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
     {
-        let name = prompt.name.clone();
-        self.inner
-            .prompts
-            .insert(name, PromptEntry { prompt, handler: boxed1(handler), completions: registry::fixed(completions) });
-        self.announce(Change::Prompts);
+        let def = completions
+            .into_iter()
+            .fold(PromptDef::new(prompt, handler), |def, (name, values)| def.with_completions(&name, values));
+        self.register_prompt(def);
     }
 
     /// Removes a prompt; returns whether it existed.

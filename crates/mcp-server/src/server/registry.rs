@@ -68,11 +68,6 @@ impl Completer {
     }
 }
 
-/// Fixed completion values, by argument name, as completers.
-pub(crate) fn fixed(completions: HashMap<String, Vec<String>>) -> HashMap<String, Completer> {
-    completions.into_iter().map(|(name, values)| (name, Completer::Values(values))).collect()
-}
-
 /// A completion handler.
 pub type CompletionHandler =
     Arc<dyn Fn(CompleteParams, Context) -> BoxFuture<'static, HandlerResult<CompleteResult>> + Send + Sync>;
