@@ -14,7 +14,9 @@
 //! 3. **Memory per idle session** ([`sessions`]): RSS growth after opening N legacy sessions.
 //! 4. **stdio throughput** ([`stdio_load`]): round trips (1 in flight) and pipelined calls.
 //! 5. **Spawn to first call** ([`spawn`]): process start to the first correct answer.
-//! 6. **Raw baselines** ([`baseline`]): a plain axum endpoint and a plain stdin/stdout loop
+//! 6. **Soak** ([`soak`]): a mixed load for a given time, the server's memory and open
+//!    descriptors sampled, judged flat (or not) after warm-up.
+//! 7. **Raw baselines** ([`baseline`]): a plain axum endpoint and a plain stdin/stdout loop
 //!    that answer the same messages with nothing but `serde_json`: the ceiling on a machine.
 //!
 //! [`suite`] runs all of them against every server of `bench/servers.toml`, servers pinned to
@@ -36,6 +38,7 @@ pub mod proc_stats;
 pub mod process;
 pub mod report;
 pub mod sessions;
+pub mod soak;
 pub mod spawn;
 pub mod stats;
 pub mod stdio_load;

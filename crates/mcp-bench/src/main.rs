@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use mcp_bench::http_load::{self, HttpLoad, Mode};
 use mcp_bench::process::{self, SpawnOptions};
 use mcp_bench::sessions::{self, SessionsLoad};
+use mcp_bench::soak::{self, Soak};
 use mcp_bench::spawn::{self, SpawnLoad};
 use mcp_bench::stdio_load::{self, StdioLoad};
 use mcp_bench::suite::{self, fmt_opt, SuiteOptions};
@@ -104,6 +105,26 @@ enum Command {
         #[arg(long)]
         cpu: Option<usize>,
         /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A mixed load for a given time against an HTTP server with the reference server's
+    /// tools (`mcp serve --http`), sampling its memory and open descriptors; fails unless
+    /// they stay flat after warm-up and every answer is right.
+    Soak {
+        /// The MCP endpoint.
+        #[arg(long)]
+        url: String,
+        /// The server's process id.
+        #[arg(long)]
+        pid: u32,
+        /// Seconds of load.
+        #[arg(long, default_value_t = 120.0)]
+        duration: f64,
+        /// Seconds between samples.
+        #[arg(long, default_value_t = 5.0)]
+        sample_every: f64,
+        /// Print JSON (every sample and the verdict).
         #[arg(long)]
         json: bool,
     },
@@ -320,6 +341,37 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             if failed {
                 bail!("no call succeeded");
+            }
+            Ok(())
+        }
+        Command::Soak { url, pid, duration, sample_every, json } => {
+            let soak = Soak {
+                url,
+                pid,
+                duration: secs(duration, "duration")?,
+                sample_every: secs(sample_every, "sample-every")?,
+            };
+            let r = runtime()?.block_on(soak::run(&soak))?;
+            print(json, &r, |r| {
+                let v = &r.verdict;
+                let mut s = format!(
+                    "RSS {:.1} MiB (middle third) → {:.1} MiB (last third); open descriptors at most {} → {}; {}",
+                    v.rss_middle_mib,
+                    v.rss_last_mib,
+                    v.fds_middle,
+                    v.fds_last,
+                    if v.steady { "steady" } else { "NOT steady" }
+                );
+                for p in &v.problems {
+                    s.push_str(&format!("\n  {p}"));
+                }
+                for e in &r.failure_examples {
+                    s.push_str(&format!("\n  failure: {e}"));
+                }
+                s
+            })?;
+            if !r.verdict.steady {
+                bail!("the server did not hold steady: {}", r.verdict.problems.join("; "));
             }
             Ok(())
         }

@@ -164,6 +164,7 @@ pub struct SseParser {
     pending: Vec<u8>,
     data: String,
     has_data: bool,
+    last_id: Option<String>,
 }
 
 impl SseParser {
@@ -192,11 +193,19 @@ impl SseParser {
                 }
                 self.data.push_str(&String::from_utf8_lossy(rest));
                 self.has_data = true;
-            } // `event:`, `id:`, `retry:` and comments do not matter here.
+            } else if let Some(rest) = line.strip_prefix(b"id:") {
+                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+                self.last_id = Some(String::from_utf8_lossy(rest).into_owned());
+            } // `event:`, `retry:` and comments do not matter here.
             start = end + 1;
         }
         self.pending.drain(..start);
         out
+    }
+
+    /// The last event id seen (`id:`), for a resumption with `Last-Event-ID`.
+    pub fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
     }
 
     /// Ends the stream: the data of an event left without its blank line, if any.
@@ -227,6 +236,7 @@ mod tests {
         let mut p = SseParser::new();
         // A priming event (id, empty data), a notification, then the answer split in two.
         assert!(p.push(b"id: 0\ndata:\n\n").is_empty());
+        assert_eq!(p.last_id(), Some("0"));
         assert_eq!(p.push(b"event: message\r\ndata: {\"a\":1}\r\n\r\ndata: {\"b\""), vec!["{\"a\":1}"]);
         assert!(p.push(b":2}\n").is_empty());
         assert_eq!(p.push(b"\n"), vec!["{\"b\":2}"]);

@@ -44,6 +44,9 @@ pub struct HttpOptions {
     /// Legacy sessions held at once; one more `initialize` is answered 503.
     #[arg(long, value_name = "N", default_value_t = mcp_http::HttpConfig::default().max_sessions)]
     pub max_sessions: usize,
+    /// Seconds a legacy session may stay unused before it ends.
+    #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().session_idle_timeout.as_secs_f64())]
+    pub session_idle_timeout: f64,
     /// Seconds a connection may take to send a request's headers (or stay idle between
     /// requests) before it is closed; 0: no limit.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
@@ -52,6 +55,28 @@ pub struct HttpOptions {
     /// answered 503, SSE streams end with a retry hint) before the process exits.
     #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().shutdown_grace.as_secs_f64())]
     pub shutdown_grace: f64,
+    /// MiB of resumable SSE events kept per legacy session; over it, the oldest finished
+    /// streams are let go first (a resumption of one is answered with an error).
+    #[arg(long, value_name = "MIB", default_value_t = mebibytes(mcp_http::EventBudget::default().per_session))]
+    pub event_budget: f64,
+    /// MiB of resumable SSE events kept over all sessions.
+    #[arg(long, value_name = "MIB", default_value_t = mebibytes(mcp_http::EventBudget::default().total))]
+    pub event_budget_total: f64,
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn mebibytes(bytes: usize) -> f64 {
+    bytes as f64 / MIB
+}
+
+/// A non-negative number of MiB from the command line, in bytes.
+fn bytes(mib: f64) -> usize {
+    if mib.is_finite() && mib > 0.0 {
+        (mib * MIB) as usize
+    } else {
+        0
+    }
 }
 
 /// A non-negative number of seconds from the command line (negative or not finite: zero).
@@ -70,8 +95,11 @@ pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
     }
     config.max_connections = options.max_connections.max(1);
     config.max_sessions = options.max_sessions;
+    config.session_idle_timeout = seconds(options.session_idle_timeout).max(std::time::Duration::from_millis(100));
     config.header_read_timeout = Some(seconds(options.header_timeout)).filter(|t| !t.is_zero());
     config.shutdown_grace = seconds(options.shutdown_grace);
+    config.event_budget.per_session = bytes(options.event_budget);
+    config.event_budget.total = bytes(options.event_budget_total);
     config
 }
 

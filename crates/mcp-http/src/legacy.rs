@@ -12,11 +12,11 @@ use axum::response::{IntoResponse, Response};
 use futures::stream;
 use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{Decoded, FromClient, Received};
-use mcp_protocol::{ErrorObject, Method};
+use mcp_protocol::{jsonrpc, ErrorObject, Method, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{parse_event_id, EventStore, StreamLog};
+use crate::events::{parse_event_id, EventStore, Evicted, StreamLog, StreamLookup};
 use crate::reply::{self, Expect};
 use crate::session::{Session, Sessions, SessionsFull, StreamSlot};
 use crate::{accepts_sse, error_response, headers, plain, sessions_full, sse, Inner, SessionQueryExtract};
@@ -144,7 +144,15 @@ impl Reader {
             let notified = self.log.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let events = self.store.replay(&self.session.id, self.stream, self.cursor);
+            let events = match self.store.replay(&self.session.id, self.stream, self.cursor) {
+                Ok(events) => events,
+                Err(Evicted) => {
+                    // What the client missed is gone: its request is answered with an error
+                    // rather than left waiting.
+                    self.ended = true;
+                    return self.log.request.as_ref().map(evicted_answer);
+                }
+            };
             if let Some((last, _)) = events.last() {
                 self.cursor = *last;
                 if self.stream == 0 {
@@ -175,6 +183,21 @@ impl Reader {
             }
         }
     }
+}
+
+/// The SSE event answering `request` when its stream was let go before the client read it.
+fn evicted_answer(request: &RequestId) -> String {
+    let error = ErrorObject::internal(
+        "the server let this request's stream go before it was read (its event budget is full); send the request again",
+    );
+    sse::event(None, Some("message"), &jsonrpc::encode_error(Some(request), &error))
+}
+
+/// The answer to a resumption of a stream that was let go: the error answer of its request.
+fn evicted_response(request: &RequestId) -> Response {
+    let mut response = Response::new(Body::from(evicted_answer(request)));
+    sse_headers(&mut response);
+    response
 }
 
 /// An SSE response reading `reader`'s stream.
@@ -266,7 +289,11 @@ async fn respond_resumable(
     };
     work.detach();
     let store = inner.sessions.store.clone();
-    let (stream, log) = session.streams.open(|old| store.forget_stream(&session.id, old));
+    let request = match &expect {
+        Expect::Response(id) => Some(id.clone()),
+        Expect::Batch => None,
+    };
+    let (stream, log) = session.streams.open(request, |old| store.forget_stream(&session.id, old));
     let r = reader(inner, session.clone(), stream, log.clone(), 0);
     if close_hint {
         log.request_close();
@@ -293,6 +320,7 @@ async fn respond_resumable(
                 break;
             }
         }
+        store.finish_stream(&session_id, stream);
         log.finish();
     });
     stream_response(r, &headers)
@@ -314,10 +342,15 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Re
             return plain(StatusCode::BAD_REQUEST, "malformed Last-Event-ID");
         };
         if stream != 0 {
-            let Some(log) = session.streams.get(stream) else {
-                return plain(StatusCode::NOT_FOUND, "that stream is no longer kept");
+            return match session.streams.lookup(stream) {
+                StreamLookup::Kept(log) => stream_response(reader(inner, session, stream, log, seq), &[]),
+                StreamLookup::Forgotten(Some(request)) => evicted_response(&request),
+                // Not 404: with a session id, that would tell the client its session ended.
+                StreamLookup::Forgotten(None) | StreamLookup::Gone => {
+                    plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed")
+                }
+                StreamLookup::Never => plain(StatusCode::BAD_REQUEST, "Last-Event-ID names no stream of this session"),
             };
-            return stream_response(reader(inner, session, stream, log, seq), &[]);
         }
         session.delivered.fetch_max(seq, Ordering::Relaxed);
     }

@@ -39,7 +39,7 @@ use mcp_protocol::{ErrorObject, ProtocolVersion};
 use mcp_server::Server;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{EventStore, MemoryEventStore};
+pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
 
@@ -83,6 +83,10 @@ pub struct HttpConfig {
     /// After a shutdown begins, how long requests in flight have to finish before their
     /// connections are closed. ([`McpHttp::serve_until`].)
     pub shutdown_grace: Duration,
+    /// What the event store of [`McpHttp::new`] keeps of resumable streams, in events per
+    /// stream and bytes per session and overall (a store given to
+    /// [`McpHttp::with_event_store`] has its own).
+    pub event_budget: EventBudget,
 }
 
 impl Default for HttpConfig {
@@ -102,6 +106,7 @@ impl Default for HttpConfig {
             header_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),
+            event_budget: EventBudget::default(),
         }
     }
 }
@@ -169,7 +174,8 @@ pub(crate) fn accepts_sse(headers: &HeaderMap) -> bool {
 impl McpHttp {
     /// Exposes `server` with these settings. Must be called within a tokio runtime.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        Self::with_event_store(server, config, Arc::new(MemoryEventStore::default()))
+        let store = Arc::new(MemoryEventStore::with_budget(config.event_budget));
+        Self::with_event_store(server, config, store)
     }
 
     /// Like [`Self::new`], keeping the events of resumable streams in `store`.

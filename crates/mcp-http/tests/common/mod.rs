@@ -5,10 +5,11 @@
 #![allow(dead_code)]
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use mcp_http::{HttpConfig, McpHttp};
+use mcp_http::{EventStore, HttpConfig, McpHttp};
 use mcp_server::Server;
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -67,6 +68,15 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let http = McpHttp::new(server, config);
+        let task = tokio::spawn(http.clone().serve(listener));
+        Self { http, addr, client: client(), task }
+    }
+
+    /// Serves `server` with `config`, keeping resumable events in `store`.
+    pub async fn start_with_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let http = McpHttp::with_event_store(server, config, store);
         let task = tokio::spawn(http.clone().serve(listener));
         Self { http, addr, client: client(), task }
     }
