@@ -3,9 +3,10 @@
 //! `-32603` otherwise); the connection, the session and every other request go on.
 
 use std::any::Any;
+use std::borrow::Cow;
 
 use mcp_protocol::message::{ClientRequest, ServerResult};
-use mcp_protocol::types::CallToolResult;
+use mcp_protocol::types::{CallToolResult, CompletionReference};
 
 use crate::answer::Answer;
 use crate::refusal::Refusal;
@@ -23,12 +24,27 @@ pub(crate) fn message(payload: &(dyn Any + Send)) -> &str {
 /// message goes to the log only: it may tell internals the client has no business seeing.
 pub(crate) fn answer(request: &ClientRequest, payload: &(dyn Any + Send)) -> Answer {
     let method = request.method();
-    let name = request.name().unwrap_or_default();
+    let name = what(request);
     let message = message(payload);
-    tracing::error!(%method, name, "the handler panicked: {message}");
+    tracing::error!(%method, name = %name, "the handler panicked: {message}");
     match request {
         ClientRequest::CallTool(call) => Answer::Result(ServerResult::CallTool(tool_error(&call.name))),
         _ => Answer::Refused(Refusal::Panicked(method)),
+    }
+}
+
+/// What a request is about, for the log: the tool, prompt or resource it names; for a
+/// completion, the prompt or resource and the argument completed.
+fn what(request: &ClientRequest) -> Cow<'_, str> {
+    match request {
+        ClientRequest::Complete(p) => {
+            let of = match &p.reference {
+                CompletionReference::Prompt { name } => name,
+                CompletionReference::Resource { uri } => uri,
+            };
+            Cow::Owned(format!("{of} (argument {})", p.argument.name))
+        }
+        other => Cow::Borrowed(other.name().unwrap_or_default()),
     }
 }
 

@@ -164,3 +164,101 @@ async fn http_get(port: u16, path: &str) -> String {
     stream.read_to_string(&mut response).await.unwrap();
     response
 }
+
+/// What the test's tracing subscriber writes: the child's stderr lines among them.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// A real stdio child whose handlers panic: each request is answered (a tool execution
+/// error, a failed task, `-32603`), the panics are in the child's log, and the child serves on.
+#[tokio::test]
+async fn panics_a_handler_that_panics_fails_its_own_request_only() {
+    use mcp::client::CallToolOutcome;
+    use mcp::types::{CompleteParams, CompletionArgument, CompletionReference, TaskStatus};
+
+    // The client logs the child's stderr lines; this (current-thread) test catches them.
+    let log = Captured::default();
+    let subscriber = tracing_subscriber::fmt().with_writer(log.clone()).with_ansi(false).finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let s = spawn(&Client::builder("t", "1").tasks(true).build(), "panics").await;
+    let run = async {
+        assert_eq!(text(&s.call_tool("divide", json!({"a": 6, "b": 3})).await.unwrap()), "2");
+        let failed = s.call_tool("divide", json!({"a": 1, "b": 0})).await.unwrap();
+        assert_eq!(failed.is_error, Some(true));
+        assert!(text(&failed).contains("the tool divide failed unexpectedly"), "{}", text(&failed));
+        // A panic after the handler's first wait (where a task-capable tool becomes a task,
+        // which then fails).
+        match s.call_tool("panic_later", json!({})).await {
+            Ok(later) => assert_eq!(later.is_error, Some(true), "{}", text(&later)),
+            Err(e) => assert!(e.to_string().contains("failed unexpectedly"), "{e}"),
+        }
+        match s.call_tool_as_task("panic_later", json!({}), None).await.unwrap() {
+            CallToolOutcome::Task(task) => {
+                let task = s.wait_for_task(&task.task_id).await.unwrap();
+                assert_eq!(task.status, TaskStatus::Failed, "{task:?}");
+            }
+            CallToolOutcome::Result(r) => panic!("the server offers tasks, yet answered {r:?}"),
+        }
+        let resource = s.read_resource("panics://resource").await.unwrap_err();
+        assert!(resource.to_string().contains("failed unexpectedly"), "{resource}");
+        let topic = BTreeMap::from([("topic".to_owned(), "two words".to_owned())]);
+        let prompt = s.get_prompt("broken_prompt", topic).await.unwrap_err();
+        assert!(prompt.to_string().contains("failed unexpectedly"), "{prompt}");
+        let complete = s
+            .complete(CompleteParams {
+                reference: CompletionReference::Prompt { name: "broken_prompt".into() },
+                argument: CompletionArgument { name: "topic".into(), value: "a".into() },
+                context: None,
+            })
+            .await
+            .unwrap_err();
+        assert!(complete.to_string().contains("failed unexpectedly"), "{complete}");
+        // The same child serves on.
+        assert_eq!(text(&s.call_tool("divide", json!({"a": 9, "b": 3})).await.unwrap()), "3");
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+    // The child's stderr reaches the log as its lines come: waited for a bounded while.
+    let expected = [
+        "the handler panicked: attempt to divide by zero method=tools/call name=divide",
+        "the task's handler panicked: the work went wrong after a while method=tools/call name=panic_later",
+        "the handler panicked: the resource is broken method=resources/read name=panics://resource",
+        "method=prompts/get name=broken_prompt",
+        "the handler panicked: no completions method=completion/complete name=broken_prompt (argument topic)",
+    ];
+    for _ in 0..200 {
+        if expected.iter().all(|e| log.text().contains(e)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let log = log.text();
+    for e in expected {
+        assert!(log.contains(e), "the child logged the panic of {e}:\n{log}");
+    }
+}

@@ -139,8 +139,9 @@ pub(crate) async fn start_tool_task(
     let task = Arc::new(TaskLink::new(task_id.clone(), runtime.clone(), false));
     let job = ctx.for_task(task, cancel.clone());
     runtime.started(&task_id, cancel, Some(link));
+    let tool = entry.tool.name.clone();
     let work = tool_work(entry, arguments, job.clone());
-    tokio::spawn(run_task(runtime.clone(), task_id, work, job, record.ttl_ms));
+    tokio::spawn(run_task(runtime.clone(), task_id, tool, work, job, record.ttl_ms));
     Ok(created(&record))
 }
 
@@ -183,7 +184,8 @@ pub(crate) async fn run_modern_tool(
             ctx.attach_task(Arc::new(TaskLink::new(task_id.clone(), runtime.clone(), true)));
             runtime.started(&task_id, ctx.cancellation().clone(), None);
             disarm(guard);
-            tokio::spawn(run_task(runtime.clone(), task_id, work, ctx.clone(), record.ttl_ms));
+            let tool = entry.tool.name.clone();
+            tokio::spawn(run_task(runtime.clone(), task_id, tool, work, ctx.clone(), record.ttl_ms));
             return Answer::Result(created(&record));
         }
     };
@@ -255,7 +257,14 @@ async fn ended_in_store(runtime: &TaskRuntime, task_id: &str) {
 }
 
 /// Runs a task's handler to its end (or its cancellation, or its ttl) and stores the outcome.
-async fn run_task(runtime: Arc<TaskRuntime>, task_id: String, mut work: TaskWork, ctx: Context, ttl_ms: Option<u64>) {
+async fn run_task(
+    runtime: Arc<TaskRuntime>,
+    task_id: String,
+    tool: String,
+    mut work: TaskWork,
+    ctx: Context,
+    ttl_ms: Option<u64>,
+) {
     let cancel = ctx.cancellation().clone();
     let rev = ctx.revision();
     let ttl = async {
@@ -287,7 +296,7 @@ async fn run_task(runtime: Arc<TaskRuntime>, task_id: String, mut work: TaskWork
         Some(finished) => {
             if let Err(payload) = &finished {
                 let message = crate::panic::message(&**payload);
-                tracing::error!(task = %task_id, "the task's handler panicked: {message}");
+                tracing::error!(method = %Method::CallTool, name = %tool, task = %task_id, "the task's handler panicked: {message}");
             }
             finish_change(finished, rev)
         }
