@@ -51,5 +51,31 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         ],
         _ => &[],
     };
-    texts.iter().map(|t| t.as_bytes().to_vec()).collect()
+    let mut seeds: Vec<Vec<u8>> = texts.iter().map(|t| t.as_bytes().to_vec()).collect();
+    if target == "server_engine" {
+        // Whole sessions, one message per line: calls, a repeated id, cancellations, and a
+        // batch (2025-03-26) one of whose requests is cancelled.
+        seeds.extend(SESSIONS.iter().map(|lines| lines.join("\n").into_bytes()));
+    }
+    seeds
 }
+
+/// Sessions the engine target starts from.
+const SESSIONS: &[&[&str]] = &[
+    &[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{},"_meta":{"progressToken":"p"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"no"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ],
+    &[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}},{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
+        r#"[{"jsonrpc":"2.0","id":4,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}]"#,
+    ],
+];

@@ -117,9 +117,77 @@ impl Offer for Everything {
     }
 }
 
-/// The server engine fed one frame per input line, each request answered at once (an error)
-/// or left pending: whatever the frames, it never answers an id more often than messages
-/// with that id came in (so it invents no id and answers nothing twice), and never panics.
+/// Checks that a frame the engine sent is JSON-RPC: one message or a non-empty batch of
+/// them, each `"jsonrpc": "2.0"` and either a request or notification (a `method`) or a
+/// response (an `id` and exactly one of `result` and `error`, an error with an integer `code`
+/// and a string `message`). Returns the ids of the responses, as JSON text (`null` left out).
+fn response_ids(text: &str) -> Vec<String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("the engine sent text that is not JSON ({e}): {text}"));
+    let messages = match value {
+        serde_json::Value::Array(items) => {
+            assert!(!items.is_empty(), "the engine sent an empty batch");
+            items
+        }
+        single => vec![single],
+    };
+    let mut ids = Vec::new();
+    for m in &messages {
+        assert_eq!(m.get("jsonrpc").and_then(|v| v.as_str()), Some("2.0"), "not JSON-RPC 2.0: {text}");
+        if m.get("method").is_some() {
+            assert!(m["method"].is_string(), "a method that is not a string: {text}");
+            continue;
+        }
+        let id = m.get("id").unwrap_or_else(|| panic!("a response without an id: {text}"));
+        match (m.get("result"), m.get("error")) {
+            (Some(_), None) => {}
+            (None, Some(error)) => {
+                assert!(error["code"].is_i64(), "an error without an integer code: {text}");
+                assert!(error["message"].is_string(), "an error without a message: {text}");
+            }
+            _ => panic!("a response needs exactly one of result and error: {text}"),
+        }
+        // `null`: the answer to what could not be read as a request (no id to answer).
+        if !id.is_null() {
+            ids.push(id.to_string());
+        }
+    }
+    ids
+}
+
+/// Takes what the engine sent and checks it (see [`server_engine`]), counting the answers.
+fn check_transmits(
+    peer: &mut ServerPeer<(), ()>,
+    answered: &mut HashMap<String, usize>,
+    sent: &HashMap<String, usize>,
+) {
+    for transmit in peer.take_transmits() {
+        let Outbound::Frame(frame) = transmit.out else { continue };
+        let in_text = response_ids(&frame.text);
+        if let FrameKind::Response { id: Some(id), .. } = &frame.kind {
+            let key = serde_json::to_string(id).unwrap_or_default();
+            assert_eq!(in_text, std::slice::from_ref(&key), "the frame's id is not its text's: {}", frame.text);
+        }
+        for key in in_text {
+            let count = answered.entry(key.clone()).or_default();
+            *count += 1;
+            let came_in = sent.get(&key).copied().unwrap_or(0);
+            assert!(*count <= came_in, "id {key} answered {count} times, sent {came_in} times: {}", frame.text);
+        }
+    }
+}
+
+/// The server engine fed one frame per input line, every other request it surfaces answered
+/// at once (an error), the rest at the end. Whatever the frames, it never panics, and:
+///
+/// - everything it sends is JSON-RPC (see [`response_ids`]), and a single response's frame
+///   names the id its text answers;
+/// - it never answers an id more often than messages with that id came in (it invents no id
+///   and answers nothing twice), batches included;
+/// - it never surfaces a request whose id is in use by a request it surfaced and that is
+///   neither answered nor cancelled;
+/// - a request it said was cancelled gets no answer when the application answers it anyway;
+/// - every other request the application answers has its answer sent (alone or in its batch).
 pub fn server_engine(data: &[u8]) {
     let Some(t) = text(data) else { return };
     let settings = Arc::new(ServerSettings::new(Implementation::new("fuzz", "1")));
@@ -127,39 +195,67 @@ pub fn server_engine(data: &[u8]) {
     let start = Instant::now();
     let mut answered: HashMap<String, usize> = HashMap::new();
     let mut sent: HashMap<String, usize> = HashMap::new();
+    let mut pending: Vec<RequestId> = Vec::new();
+    let mut cancelled: Vec<RequestId> = Vec::new();
+    let mut delivered: Vec<RequestId> = Vec::new();
+    let mut now = Now::new(start, 1_700_000_000_000);
     for (i, line) in t.split('\n').enumerate() {
         for id in ids_in(line) {
             *sent.entry(id).or_default() += 1;
         }
-        let now = Now::new(start + Duration::from_millis(i as u64 * 100), 1_700_000_000_000 + i as u64 * 100);
+        now = Now::new(start + Duration::from_millis(i as u64 * 100), 1_700_000_000_000 + i as u64 * 100);
         match codec::read_from_client(line) {
             Ok(frame) => peer.handle(frame, now, &Everything),
             Err(e) => peer.handle_unreadable(e.id(), e.error()),
         }
-        let requests: Vec<RequestId> = peer
-            .take_events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Request { request, .. } => Some(request.id.clone()),
-                _ => None,
-            })
-            .collect();
+        let mut requests = Vec::new();
+        for event in peer.take_events() {
+            match event {
+                Event::Request { request, .. } => {
+                    let id = request.id.clone();
+                    assert!(!pending.contains(&id), "request id {id} surfaced again while in flight");
+                    requests.push(id);
+                }
+                Event::Cancelled { id, .. } => {
+                    // Of this frame (a batch may cancel its own request) or an earlier one.
+                    requests.retain(|r| *r != id);
+                    pending.retain(|p| *p != id);
+                    cancelled.push(id);
+                }
+                _ => {}
+            }
+        }
         for (n, id) in requests.into_iter().enumerate() {
-            // Every other request is answered now; the rest stay pending.
             if n % 2 == 0 {
                 peer.respond(&id, Err(ErrorObject::internal("fuzz")));
+                delivered.push(id);
+            } else {
+                pending.push(id);
             }
         }
         peer.handle_timeout(now);
-        for transmit in peer.take_transmits() {
-            let Outbound::Frame(frame) = transmit.out else { continue };
-            if let FrameKind::Response { id: Some(id), .. } = &frame.kind {
-                let key = serde_json::to_string(id).unwrap_or_default();
-                let count = answered.entry(key.clone()).or_default();
-                *count += 1;
-                let came_in = sent.get(&key).copied().unwrap_or(0);
-                assert!(*count <= came_in, "id {key} answered {count} times, sent {came_in} times: {}", frame.text);
-            }
+        check_transmits(&mut peer, &mut answered, &sent);
+    }
+    // A cancelled request's answer goes nowhere.
+    for id in &cancelled {
+        if pending.contains(id) {
+            continue; // the id came back in a new request since
         }
+        peer.respond(id, Err(ErrorObject::internal("fuzz, after the cancellation")));
+        let key = serde_json::to_string(id).unwrap_or_default();
+        let before = answered.get(&key).copied().unwrap_or(0);
+        check_transmits(&mut peer, &mut answered, &sent);
+        assert_eq!(answered.get(&key).copied().unwrap_or(0), before, "cancelled request {key} answered");
+    }
+    for id in std::mem::take(&mut pending) {
+        peer.respond(&id, Err(ErrorObject::internal("fuzz, at the end")));
+        delivered.push(id);
+    }
+    peer.handle_timeout(now);
+    check_transmits(&mut peer, &mut answered, &sent);
+    // Every request answered (and not cancelled before) has had its answer sent.
+    for id in delivered {
+        let key = serde_json::to_string(&id).unwrap_or_default();
+        assert!(answered.contains_key(&key), "request {key} was answered, but the answer was never sent");
     }
 }
