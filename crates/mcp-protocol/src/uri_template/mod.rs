@@ -120,8 +120,8 @@ pub struct UriTemplate {
     parts: Vec<Part>,
     /// Distinct variable names, in order of first appearance.
     names: Vec<String>,
-    /// True if some variable appears more than once in the template.
-    has_duplicates: bool,
+    /// By index in `names`: whether the variable appears more than once in the template.
+    repeated: Vec<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

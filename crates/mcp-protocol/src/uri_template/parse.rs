@@ -8,7 +8,7 @@ pub(super) fn parse_template(template: &str) -> Result<UriTemplate, UriTemplateE
     let bytes = template.as_bytes();
     let mut parts = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    let mut has_duplicates = false;
+    let mut repeated: Vec<bool> = Vec::new();
     let mut literal_start = 0;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
@@ -24,7 +24,7 @@ pub(super) fn parse_template(template: &str) -> Result<UriTemplate, UriTemplateE
                     }
                     Some(j) => j,
                 };
-                let expr = parse_expression(&template[body_start..close], body_start, &mut names, &mut has_duplicates)?;
+                let expr = parse_expression(&template[body_start..close], body_start, &mut names, &mut repeated)?;
                 parts.push(Part::Expr(expr));
                 i = close + 1;
                 literal_start = i;
@@ -34,7 +34,7 @@ pub(super) fn parse_template(template: &str) -> Result<UriTemplate, UriTemplateE
         }
     }
     push_literal(&mut parts, &template[literal_start..]);
-    Ok(UriTemplate { source: template.to_owned(), parts, names, has_duplicates })
+    Ok(UriTemplate { source: template.to_owned(), parts, names, repeated })
 }
 
 fn push_literal(parts: &mut Vec<Part>, raw: &str) {
@@ -52,7 +52,7 @@ fn parse_expression(
     body: &str,
     offset: usize,
     names: &mut Vec<String>,
-    has_duplicates: &mut bool,
+    repeated: &mut Vec<bool>,
 ) -> Result<Expression, UriTemplateError> {
     let Some(first) = body.chars().next() else {
         return Err(UriTemplateError::new(UriTemplateErrorKind::EmptyExpression, offset.saturating_sub(1)));
@@ -73,11 +73,14 @@ fn parse_expression(
         let (name, modifier) = parse_varspec(spec, spec_offset)?;
         let index = match names.iter().position(|n| n == name) {
             Some(index) => {
-                *has_duplicates = true;
+                if let Some(r) = repeated.get_mut(index) {
+                    *r = true;
+                }
                 index
             }
             None => {
                 names.push(name.to_owned());
+                repeated.push(false);
                 names.len() - 1
             }
         };
