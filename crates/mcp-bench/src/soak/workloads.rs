@@ -120,6 +120,28 @@ async fn open_session(target: &Target, version: &str) -> Result<String, String> 
     Ok(session)
 }
 
+/// The session kept in `slot`, opened if there is none; `None` (counted as a failure,
+/// after a pause of `every`) if it cannot be opened.
+async fn kept_session<'a>(
+    slot: &'a mut Option<String>,
+    target: &Target,
+    version: &str,
+    every: Duration,
+    counters: &Counters,
+) -> Option<&'a String> {
+    if slot.is_none() {
+        match open_session(target, version).await {
+            Ok(s) => *slot = Some(s),
+            Err(why) => {
+                counters.fail(&format!("open a {version} session"), why);
+                tokio::time::sleep(every).await;
+                return None;
+            }
+        }
+    }
+    slot.as_ref()
+}
+
 /// Calls on one legacy session, then stateless calls, in turn, each kind on a keep-alive
 /// connection of its own, pausing `every` after each pair.
 pub async fn calls(target: Target, until: Instant, every: Duration, counters: &Counters) {
@@ -222,17 +244,7 @@ pub async fn drop_and_resume(target: Target, until: Instant, every: Duration, co
     let mut id = 0;
     while Instant::now() < until {
         id += 1;
-        let s = match &session {
-            Some(s) => s,
-            None => match open_session(&target, RESUMING).await {
-                Ok(s) => session.insert(s),
-                Err(why) => {
-                    counters.fail("open a resuming session", why);
-                    tokio::time::sleep(every).await;
-                    continue;
-                }
-            },
-        };
+        let Some(s) = kept_session(&mut session, &target, RESUMING, every, counters).await else { continue };
         match resume_once(&target, s, id).await {
             Ok(true) => {
                 counters.resumed.fetch_add(1, Ordering::Relaxed);
@@ -295,17 +307,7 @@ pub async fn cancel(target: Target, until: Instant, every: Duration, counters: &
         .await;
         counters.count(&counters.cancelled, "a stateless cancellation", outcome);
 
-        let s = match &session {
-            Some(s) => s,
-            None => match open_session(&target, LEGACY).await {
-                Ok(s) => session.insert(s),
-                Err(why) => {
-                    counters.fail("open a session", why);
-                    tokio::time::sleep(every).await;
-                    continue;
-                }
-            },
-        };
+        let Some(s) = kept_session(&mut session, &target, LEGACY, every, counters).await else { continue };
         let outcome = cancel_legacy(&target, s, id).await;
         if outcome.is_err() {
             session = None;
