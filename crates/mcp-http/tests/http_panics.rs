@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use mcp_http::HttpConfig;
-use mcp_protocol::types::{CallToolResult, Prompt, Resource, Tool};
-use mcp_server::{HandlerResult, Server};
+use mcp_protocol::types::{CallToolResult, GetPromptResult, Prompt, Resource, Tool};
+use mcp_server::{HandlerResult, PromptDef, Server};
 use serde_json::{json, Value};
 
 fn explode<T>(what: &str) -> HandlerResult<T> {
@@ -24,6 +24,11 @@ fn server() -> Server {
     server.add_tool(tool("fine"), |_, _| async { Ok(CallToolResult::text("fine")) });
     server.add_resource(Resource::new("test://boom", "boom"), |_, _| async { explode("resource") });
     server.add_prompt(Prompt::new("boom", "a prompt", vec![]), |_, _| async { explode("prompt") });
+    let completing = PromptDef::new(Prompt::new("completing", "a prompt", vec![]), |_, _| async {
+        Ok(GetPromptResult { description: None, messages: vec![], meta: None })
+    })
+    .complete_with("x", |_, _, _| async { explode("completion") });
+    server.register_prompt(completing);
     server
 }
 
@@ -35,6 +40,11 @@ fn exploding() -> Vec<(&'static str, Value, Result<(), i64>)> {
         ("tools/call", json!({"name": "boom_later"}), Ok(())),
         ("resources/read", json!({"uri": "test://boom"}), Err(-32603)),
         ("prompts/get", json!({"name": "boom"}), Err(-32603)),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "completing"}, "argument": {"name": "x", "value": ""}}),
+            Err(-32603),
+        ),
     ]
 }
 
