@@ -102,7 +102,19 @@ fn ids_in(line: &str) -> Vec<String> {
         serde_json::Value::Array(items) => items,
         single => vec![single],
     };
-    messages.iter().filter_map(|m| m.get("id")).map(|id| id.to_string()).collect()
+    messages.iter().filter_map(|m| m.get("id")).map(id_key).collect()
+}
+
+/// An id as the engine reads it, as JSON text (`-0` is the id `0`, which serde_json reads
+/// as the float -0.0; what is not a valid id stays as written, to match nothing).
+fn id_key(id: &serde_json::Value) -> String {
+    if id.as_f64() == Some(0.0) {
+        return "0".to_owned();
+    }
+    serde_json::from_value::<RequestId>(id.clone())
+        .ok()
+        .and_then(|id| serde_json::to_string(&id).ok())
+        .unwrap_or_else(|| id.to_string())
 }
 
 struct Everything;
@@ -149,7 +161,7 @@ fn response_ids(text: &str) -> Vec<String> {
         }
         // `null`: the answer to what could not be read as a request (no id to answer).
         if !id.is_null() {
-            ids.push(id.to_string());
+            ids.push(id_key(id));
         }
     }
     ids

@@ -81,3 +81,13 @@ fn every_target_holds_on_its_seeds_and_their_mutations() {
         }
     }
 }
+
+/// Inputs libFuzzer found, kept as regression cases.
+#[test]
+fn inputs_fuzzing_found() {
+    // The id `-0`, which the engine reads (and answers) as `0`: a finding of the harness's
+    // own bookkeeping, which compared ids as written.
+    mcp_fuzz::targets::server_engine(
+        b"{nitized\"}\n{\"jsonrpc\":\"2.0\",\"id\":-0,\"Token\":\".0\",\"\":\"notifications/initialized\"}\n[{{\"\"'o\"d\"",
+    );
+}
