@@ -14,6 +14,7 @@ use mcp_protocol::jsonrpc::decode_raw;
 use mcp_protocol::types::{Implementation, ServerCapabilities};
 use mcp_protocol::uri_template::UriTemplate;
 use mcp_protocol::{ErrorObject, RequestId};
+use serde_json::value::RawValue;
 
 fn text(data: &[u8]) -> Option<&str> {
     std::str::from_utf8(data).ok()
@@ -95,14 +96,26 @@ pub fn bearer_challenge(data: &[u8]) {
     }
 }
 
-/// The ids of the messages of a line (one message or a batch), as JSON text.
+/// The ids of the messages of a line (one message or a batch), as JSON text. Read as the
+/// engine reads a message: its other members are only checked to be JSON, so that a number
+/// too large for a float (`1e400`, valid JSON) elsewhere does not hide the id.
 fn ids_in(line: &str) -> Vec<String> {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else { return Vec::new() };
-    let messages = match value {
-        serde_json::Value::Array(items) => items,
-        single => vec![single],
+    let Ok(raw) = serde_json::from_str::<&RawValue>(line) else { return Vec::new() };
+    let messages: Vec<&RawValue> = match raw.get().trim_start().starts_with('[') {
+        true => serde_json::from_str(raw.get()).unwrap_or_default(),
+        false => vec![raw],
     };
-    messages.iter().filter_map(|m| m.get("id")).map(id_key).collect()
+    messages.iter().filter_map(|m| id_member(m.get())).collect()
+}
+
+/// The `id` of one message, as JSON text (see [`id_key`]), if it has one.
+fn id_member(message: &str) -> Option<String> {
+    let members: HashMap<String, &RawValue> = serde_json::from_str(message).ok()?;
+    let id = members.get("id")?;
+    Some(match serde_json::from_str::<serde_json::Value>(id.get()) {
+        Ok(value) => id_key(&value),
+        Err(_) => id.get().to_owned(),
+    })
 }
 
 /// An id as the engine reads it, as JSON text (`-0` is the id `0`, which serde_json reads

@@ -90,4 +90,11 @@ fn inputs_fuzzing_found() {
     mcp_fuzz::targets::server_engine(
         b"{nitized\"}\n{\"jsonrpc\":\"2.0\",\"id\":-0,\"Token\":\".0\",\"\":\"notifications/initialized\"}\n[{{\"\"'o\"d\"",
     );
+    // A method that is a number too large for a float: valid JSON, which the engine reads
+    // (and answers: the method must be a string) while `serde_json::Value` refuses it; the
+    // harness counted no id for the line. Alone and in a batch.
+    mcp_fuzz::targets::server_engine(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":22222222222222222e2220}");
+    mcp_fuzz::targets::server_engine(
+        b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":1e400},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]",
+    );
 }
