@@ -1,6 +1,7 @@
 //! What serving a request comes to, before the engine writes it.
 
 use mcp_protocol::message::ServerResult;
+use mcp_protocol::ErrorObject;
 
 use crate::error::{HandlerError, HandlerResult};
 use crate::refusal::Refusal;
@@ -11,6 +12,8 @@ pub(crate) enum Answer {
     Result(ServerResult),
     /// The request is refused (written as the revision's JSON-RPC error).
     Refused(Refusal),
+    /// A JSON-RPC error, written as is (a middleware layer's).
+    Error(ErrorObject),
     /// 2026-07-28: the handler asked the client something; the round ends `input_required`.
     InputRequired,
 }

@@ -7,7 +7,6 @@
 //! connection and each one can be cancelled. (A handler that computes for long without
 //! awaiting should hand that work to `spawn_blocking`.)
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -21,7 +20,6 @@ use tokio::task::JoinSet;
 
 use crate::answer::Answer;
 use crate::context::{Context, ContextParts};
-use crate::dispatch::dispatch;
 use crate::link::{now, Handling, Link, Peer, Sink};
 use crate::server::Server;
 
@@ -96,20 +94,20 @@ pub(crate) async fn serve_request(
         task: None,
         state: server.inner.state.clone(),
     });
-    let outcome = match crate::admission::admit(&server, &link) {
-        Err(busy) => Ok(Answer::Refused(busy)),
+    let answer = match crate::admission::admit(&server, &link) {
+        Err(busy) => Answer::Refused(busy),
         // A panic fails this request only (see `panic`).
         Ok(_in_flight) => tokio::select! {
             biased;
             _ = handling.cancelled() => return,
-            outcome = AssertUnwindSafe(dispatch(&server, &mut served.request, &ctx)).catch_unwind() => outcome,
+            answer = crate::middleware::serve(&server, &mut served, &ctx) => answer,
         },
     };
-    let answer = outcome.unwrap_or_else(|payload| crate::panic::answer(&served.request, &*payload));
     let id = &served.id;
     let (_, out) = link.run(|peer| match answer {
         Answer::Result(result) => peer.respond(id, Ok(result)),
         Answer::Refused(refusal) => peer.respond(id, Err(refusal.into_error(ctx.revision()))),
+        Answer::Error(error) => peer.respond(id, Err(error)),
         Answer::InputRequired => match ctx.round() {
             Some(round) => peer.respond_input_required(id, &served.request, &round, now()),
             None => peer.respond(id, Err(ErrorObject::internal("input required outside a multi-round request"))),

@@ -28,8 +28,9 @@ pub use authoring::glue as __private;
 // Layers, each file importing only the ones above it:
 //   error, link (the engine behind its lock, and the sinks) ->
 //   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
-//   server/{validation, config, mod} ->
-//   admission, answer, panic, tasks/{run, methods}, dispatch -> connection -> session
+//   server/{validation, config, mod}, middleware/{request, response} (the server holds its
+//   middleware stack, whose requests carry the server) ->
+//   admission, answer, panic, tasks/{run, methods}, dispatch -> middleware/stack -> connection -> session
 mod admission;
 mod answer;
 pub mod authoring;
@@ -38,6 +39,7 @@ mod context;
 mod dispatch;
 mod error;
 mod link;
+pub mod middleware;
 mod panic;
 mod refusal;
 pub mod roots;
@@ -53,6 +55,7 @@ pub use authoring::{
 pub use context::{Context, InputRequest};
 pub use error::{AskError, HandlerError, HandlerResult};
 pub use mcp_protocol::engine::Change;
+pub use middleware::{McpRequest, McpResponse};
 pub use roots::{Roots, RootsError};
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;

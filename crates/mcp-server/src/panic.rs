@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use mcp_protocol::message::{ClientRequest, ServerResult};
 use mcp_protocol::types::{CallToolResult, CompletionReference};
+use mcp_protocol::Method;
 
 use crate::answer::Answer;
 use crate::refusal::Refusal;
@@ -23,13 +24,55 @@ pub(crate) fn message(payload: &(dyn Any + Send)) -> &str {
 /// The answer to a request whose handler panicked with `payload`, logged. The panic's
 /// message goes to the log only: it may tell internals the client has no business seeing.
 pub(crate) fn answer(request: &ClientRequest, payload: &(dyn Any + Send)) -> Answer {
-    let method = request.method();
-    let name = what(request);
-    let message = message(payload);
-    tracing::error!(%method, name = %name, "the handler panicked: {message}");
-    match request {
-        ClientRequest::CallTool(call) => Answer::Result(ServerResult::CallTool(tool_error(&call.name))),
-        _ => Answer::Refused(Refusal::Panicked(method)),
+    Subject::of(request).panicked(Culprit::Handler, payload)
+}
+
+/// What panicked: the request's handler, or a middleware layer around it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Culprit {
+    Handler,
+    Middleware,
+}
+
+/// What a request is about, for a log line and for the answer to its failure: its method,
+/// what it names, and the tool of a `tools/call`.
+pub(crate) struct Subject<'a> {
+    pub(crate) method: Method,
+    pub(crate) what: Cow<'a, str>,
+    pub(crate) tool: Option<Cow<'a, str>>,
+}
+
+impl<'a> Subject<'a> {
+    /// The subject of `request`.
+    pub(crate) fn of(request: &'a ClientRequest) -> Self {
+        let tool = match request {
+            ClientRequest::CallTool(call) => Some(Cow::Borrowed(call.name.as_str())),
+            _ => None,
+        };
+        Self { method: request.method(), what: what(request), tool }
+    }
+
+    /// The same, owning its text (to outlive the request).
+    pub(crate) fn into_owned(self) -> Subject<'static> {
+        Subject {
+            method: self.method,
+            what: Cow::Owned(self.what.into_owned()),
+            tool: self.tool.map(|t| Cow::Owned(t.into_owned())),
+        }
+    }
+
+    /// The answer to the request, whose `culprit` panicked with `payload`; logged.
+    pub(crate) fn panicked(&self, culprit: Culprit, payload: &(dyn Any + Send)) -> Answer {
+        let Self { method, what, tool } = self;
+        let message = message(payload);
+        match culprit {
+            Culprit::Handler => tracing::error!(%method, name = %what, "the handler panicked: {message}"),
+            Culprit::Middleware => tracing::error!(%method, name = %what, "a middleware layer panicked: {message}"),
+        }
+        match tool {
+            Some(tool) => Answer::Result(ServerResult::CallTool(tool_error(tool))),
+            None => Answer::Refused(Refusal::Panicked(*method)),
+        }
     }
 }
 

@@ -8,10 +8,12 @@ use mcp_protocol::engine::request_state::StateSealer;
 use mcp_protocol::engine::{ServerSettings, TaskMethods};
 use mcp_protocol::types::{CacheHint, Implementation};
 use tokio::sync::broadcast;
+use tower::{Layer, Service};
 
 use super::registry::Registry;
 use super::{Server, ServerInner};
 use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ResourceDef, ToolDef};
+use crate::middleware::{BoxError, Layers, McpRequest, McpResponse, Stack};
 use crate::state::StateMap;
 use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
 
@@ -82,6 +84,7 @@ pub struct ServerBuilder {
     tools: Vec<ToolDef>,
     resources: Vec<ResourceDef>,
     prompts: Vec<PromptDef>,
+    layers: Layers,
 }
 
 impl ServerBuilder {
@@ -171,7 +174,7 @@ impl ServerBuilder {
     /// Enables tasks (2025-11-25 task-augmented `tools/call` and the 2026-07-28
     /// `io.modelcontextprotocol/tasks` extension) with this configuration, kept in an
     /// in-memory store unless [`Self::task_store`] gives another. Which tools may run as
-    /// tasks is each tool's `execution.taskSupport` ([`Tool::with_task_support`]).
+    /// tasks is each tool's `execution.taskSupport` ([`Tool::with_task_support`](mcp_protocol::types::Tool::with_task_support)).
     pub fn tasks(mut self, config: TaskConfig) -> Self {
         self.tasks.get_or_insert_with(TaskSettings::default).config = config;
         self
@@ -180,6 +183,22 @@ impl ServerBuilder {
     /// Enables tasks kept in `store` (a store shared by several instances, say).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.tasks.get_or_insert_with(TaskSettings::default).store = Some(store);
+        self
+    }
+
+    /// Wraps the handling of every request in `layer`, a [`tower::Layer`] over
+    /// [`McpRequest`] and [`McpResponse`] (see [`crate::middleware`]): tower's own layers
+    /// (timeout, concurrency limit, load shedding, ...) or one's own. Like axum's, each call
+    /// wraps the layers added before it: the last one added sees a request first. (Give a
+    /// `tower::ServiceBuilder` to write several in the order they run.)
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<Stack> + Send + Sync + 'static,
+        L::Service: Service<McpRequest, Response = McpResponse> + Clone + Send + Sync + 'static,
+        <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
+        <L::Service as Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(layer);
         self
     }
 
@@ -212,6 +231,7 @@ impl ServerBuilder {
                 tasks,
                 state: Arc::new(self.state),
                 in_flight: Default::default(),
+                stack: self.layers.build(),
             }),
         };
         for tool in self.tools {
@@ -244,6 +264,7 @@ impl ServerBuilder {
             tools: Vec::new(),
             resources: Vec::new(),
             prompts: Vec::new(),
+            layers: Layers::default(),
         }
     }
 }

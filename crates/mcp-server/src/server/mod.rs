@@ -46,6 +46,8 @@ pub(crate) struct ServerInner {
     pub(crate) state: Arc<crate::state::StateMap>,
     /// Requests in flight, of all connections (see `admission`).
     pub(crate) in_flight: std::sync::atomic::AtomicUsize,
+    /// The middleware layers around the handlers; `None` without layers.
+    pub(crate) stack: Option<crate::middleware::Stack>,
 }
 
 /// An MCP server: a set of tools, resources and prompts, served on any number of

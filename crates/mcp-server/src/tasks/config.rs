@@ -58,7 +58,7 @@ impl Default for TaskConfig {
 pub struct TaskSettings {
     /// The configuration.
     pub config: TaskConfig,
-    /// The store; `None` for an [`InMemoryTaskStore`] of [`TaskConfig::max_tasks`].
+    /// The store; `None` for an [`InMemoryTaskStore`](crate::InMemoryTaskStore) of [`TaskConfig::max_tasks`].
     pub store: Option<Arc<dyn TaskStore>>,
 }
 

@@ -1,0 +1,369 @@
+//! Middleware: tower layers around the handling of each request, in memory, on tokio's
+//! paused clock (time moves only when every task waits, straight to the next timer).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp::protocol::message::{ClientRequest, ServerResult};
+use mcp::types::{ContentBlock, ElicitParams, ElicitResult};
+use mcp::{
+    tool, Client, Context, ErrorObject, HandlerError, McpRequest, McpResponse, ProtocolVersion, Server, TestClient,
+};
+use serde_json::json;
+use tower::{Layer, Service, ServiceBuilder};
+
+/// Echoes its text.
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+/// Sets a flag when dropped: whether a handler's future was let go.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// What a [`Recorder`] saw of one request.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    layer: &'static str,
+    method: String,
+    name: Option<String>,
+    revision: ProtocolVersion,
+    error: bool,
+    took: Duration,
+}
+
+/// A layer of our own: refuses the tool `forbidden` by itself, upper-cases `echo`'s text on
+/// the way in, adds a content block to every tool result on the way out, and records each
+/// request with how long (in virtual time) its handling took.
+#[derive(Clone)]
+struct Recorder {
+    name: &'static str,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl<S> Layer<S> for Recorder {
+    type Service = Recording<S>;
+
+    fn layer(&self, inner: S) -> Recording<S> {
+        Recording { layer: self.clone(), inner }
+    }
+}
+
+#[derive(Clone)]
+struct Recording<S> {
+    layer: Recorder,
+    inner: S,
+}
+
+impl<S> Service<McpRequest> for Recording<S>
+where
+    S: Service<McpRequest, Response = McpResponse> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = McpResponse;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<McpResponse, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: McpRequest) -> Self::Future {
+        let started = tokio::time::Instant::now();
+        let mut seen = Seen {
+            layer: self.layer.name,
+            method: request.method().to_string(),
+            name: request.name().map(str::to_owned),
+            revision: request.revision(),
+            error: false,
+            took: Duration::ZERO,
+        };
+        let record = self.layer.seen.clone();
+        if request.name() == Some("forbidden") {
+            return Box::pin(async move {
+                seen.error = true;
+                record.lock().unwrap().push(seen);
+                Ok(McpResponse::Error(ErrorObject::invalid_params("the tool forbidden is not for you")))
+            });
+        }
+        if let ClientRequest::CallTool(call) = request.message_mut() {
+            if let Some(text) = call.arguments.as_mut().and_then(|a| a.get_mut("text")) {
+                *text = json!(text.as_str().unwrap_or_default().to_uppercase());
+            }
+        }
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = response.await?;
+            if let Some(ServerResult::CallTool(result)) = response.result_mut() {
+                result.content.push(ContentBlock::text("(seen)"));
+            }
+            seen.error = response.is_error();
+            seen.took = started.elapsed();
+            record.lock().unwrap().push(seen);
+            Ok(response)
+        })
+    }
+}
+
+fn texts(result: &mcp::types::CallToolResult) -> Vec<&str> {
+    result.content.iter().filter_map(|c| c.as_text()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_layer_short_circuits_changes_the_request_and_the_result_and_times_the_handler() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    /// Waits three seconds, then answers.
+    #[tool]
+    async fn slow() -> String {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        "done".into()
+    }
+    let server = Server::builder("layered", "1.0")
+        .tool(echo)
+        .tool(slow)
+        .layer(Recorder { name: "inner", seen: seen.clone() })
+        .layer(Recorder { name: "outer", seen: seen.clone() })
+        .build();
+    let client = server.test_client().await.unwrap();
+
+    // Both layers upper-case the text (twice is the same) and each adds its block: the
+    // inner's first, since the outer sees the response last.
+    let result = client.call_tool("echo", json!({"text": "hello"})).await.unwrap();
+    assert_eq!(texts(&result), ["HELLO", "(seen)", "(seen)"]);
+
+    let result = client.call_tool("slow", json!({})).await.unwrap();
+    assert_eq!(texts(&result), ["done", "(seen)", "(seen)"]);
+
+    // The outer layer answers by itself: the inner one never sees the request.
+    let refused = client.call_tool("forbidden", json!({})).await.unwrap_err();
+    assert_eq!(refused.code(), Some(mcp::protocol::error::INVALID_PARAMS), "{refused}");
+    assert!(refused.to_string().contains("the tool forbidden is not for you"), "{refused}");
+
+    // An unknown tool is the handlers' error, seen by both layers on its way out.
+    let unknown = client.call_tool("nope", json!({})).await.unwrap_err();
+    assert_eq!(unknown.code(), Some(mcp::protocol::error::INVALID_PARAMS), "{unknown}");
+
+    // A list goes through the layers too. (The client lists the tools by itself as well, to
+    // learn their output schemas: those lists are left out below.)
+    let lists = |seen: &[Seen]| seen.iter().filter(|s| s.method == "tools/list").count();
+    let before = lists(&seen.lock().unwrap());
+    let tools = client.list_tools(None).await.unwrap();
+    assert_eq!(tools.tools.len(), 2);
+    assert_eq!(lists(&seen.lock().unwrap()), before + 2, "both layers see the list");
+
+    let seen = seen.lock().unwrap().clone();
+    let rows: Vec<_> = seen
+        .iter()
+        .filter(|s| s.method != "tools/list")
+        .map(|s| (s.layer, s.method.as_str(), s.name.as_deref(), s.error, s.took.as_secs()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("inner", "tools/call", Some("echo"), false, 0),
+            ("outer", "tools/call", Some("echo"), false, 0),
+            ("inner", "tools/call", Some("slow"), false, 3),
+            ("outer", "tools/call", Some("slow"), false, 3),
+            ("outer", "tools/call", Some("forbidden"), true, 0),
+            ("inner", "tools/call", Some("nope"), true, 0),
+            ("outer", "tools/call", Some("nope"), true, 0),
+        ]
+    );
+    assert!(seen.iter().all(|s| s.revision == ProtocolVersion::LATEST));
+}
+
+#[tokio::test(start_paused = true)]
+async fn towers_timeout_cancels_the_handler_and_says_so() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let server = Server::builder("timeouts", "1.0")
+        .tool(mcp::ToolDef::new(
+            mcp::types::Tool::new("stuck", "Never answers", json!({"type": "object"})),
+            move |_, _| {
+                let guard = DropFlag(flag.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                    Ok(mcp::types::CallToolResult::text("never"))
+                }
+            },
+        ))
+        .resource(mcp::ResourceDef::fixed(mcp::types::Resource::new("stuck://r", "stuck"), |_, _| {
+            std::future::pending::<mcp::HandlerResult<mcp::types::ReadResourceResult>>()
+        }))
+        .layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(2)))
+        .build();
+    let client = server.test_client().await.unwrap();
+
+    let started = tokio::time::Instant::now();
+    let result = client.call_tool("stuck", json!({})).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(texts(&result), ["the tool stuck failed: request timed out"]);
+    assert!(dropped.load(Ordering::SeqCst), "the handler's future is dropped when the layer gives up");
+
+    // Anything else that times out is a JSON-RPC internal error that says so.
+    let error = client.read_resource("stuck://r").await.unwrap_err();
+    assert_eq!(error.code(), Some(mcp::protocol::error::INTERNAL_ERROR), "{error}");
+    assert!(error.to_string().contains("request timed out"), "{error}");
+
+    // The session goes on.
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let entered = Arc::new(AtomicUsize::new(0));
+    let (r, e) = (release.clone(), entered.clone());
+    let server = Server::builder("limited", "1.0")
+        .tool(mcp::ToolDef::new(
+            mcp::types::Tool::new("wait", "Waits to be released", json!({"type": "object"})),
+            move |_, _| {
+                let (release, entered) = (r.clone(), e.clone());
+                async move {
+                    entered.fetch_add(1, Ordering::SeqCst);
+                    release.notified().await;
+                    Ok(mcp::types::CallToolResult::text("released"))
+                }
+            },
+        ))
+        .layer(ServiceBuilder::new().load_shed().concurrency_limit(1))
+        .build();
+    let client = Arc::new(server.test_client().await.unwrap());
+
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("wait", json!({})).await }
+    });
+    while entered.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // One call holds the only slot: the next is shed at once, as a tool error.
+    let shed = client.call_tool("wait", json!({})).await.unwrap();
+    assert_eq!(shed.is_error, Some(true));
+    assert_eq!(texts(&shed), ["the tool wait failed: service overloaded"]);
+    let shed = client.list_tools(None).await.unwrap_err();
+    assert!(shed.to_string().contains("service overloaded"), "{shed}");
+
+    release.notify_one();
+    assert_eq!(texts(&first.await.unwrap().unwrap()), ["released"]);
+    // The slot is free again.
+    let again = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("wait", json!({})).await }
+    });
+    while entered.load(Ordering::SeqCst) == 1 {
+        tokio::task::yield_now().await;
+    }
+    release.notify_one();
+    assert_eq!(texts(&again.await.unwrap().unwrap()), ["released"]);
+    assert_eq!(entered.load(Ordering::SeqCst), 2, "shed calls never reached the handler");
+}
+
+/// A layer that panics on `tools/call` of `boom` and on `prompts/list`.
+#[derive(Clone)]
+struct Panicky<S>(S);
+
+impl<S> Service<McpRequest> for Panicky<S>
+where
+    S: Service<McpRequest, Response = McpResponse>,
+{
+    type Response = McpResponse;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: McpRequest) -> S::Future {
+        if request.name() == Some("boom") || request.method() == mcp::protocol::Method::ListPrompts {
+            panic!("the layer broke on {}", request.method());
+        }
+        self.0.call(request)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_layer_that_panics_fails_its_request_only() {
+    let server = Server::builder("panicky", "1.0")
+        .tool(echo)
+        .prompt(mcp::PromptDef::new(mcp::types::Prompt::new("p", "A prompt", vec![]), |_, _| async {
+            Ok(mcp::types::GetPromptResult::default())
+        }))
+        .layer(tower::layer::layer_fn(Panicky))
+        .build();
+    let client = server.test_client().await.unwrap();
+
+    let result = client.call_tool("boom", json!({})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(texts(&result)[0].contains("the tool boom failed unexpectedly"), "{result:?}");
+    let error = client.list_prompts(None).await.unwrap_err();
+    assert_eq!(error.code(), Some(mcp::protocol::error::INTERNAL_ERROR), "{error}");
+    assert!(error.to_string().contains("the prompts/list handler failed unexpectedly"), "{error}");
+
+    // The same session goes on serving.
+    let result = client.call_tool("echo", json!({"text": "still here"})).await.unwrap();
+    assert_eq!(texts(&result), ["still here"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_multi_round_request_goes_through_the_layers_on_each_round() {
+    /// Asks the user's name.
+    #[tool]
+    async fn greet(ctx: Context) -> Result<String, HandlerError> {
+        let answer = ctx
+            .elicit(ElicitParams {
+                mode: None,
+                message: "Your name?".into(),
+                requested_schema: Some(
+                    serde_json::from_value(json!({"type":"object","properties":{"name":{"type":"string"}}})).unwrap(),
+                ),
+                url: None,
+                elicitation_id: None,
+            })
+            .await?;
+        let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();
+        Ok(format!("Hello, {}!", name.as_str().unwrap_or_default()))
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server =
+        Server::builder("rounds", "1.0").tool(greet).layer(Recorder { name: "only", seen: seen.clone() }).build();
+    for revision in [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25] {
+        let client = Client::builder("c", "1.0")
+            .protocol_version(revision)
+            .elicitation(|_| async {
+                Ok(ElicitResult {
+                    action: "accept".into(),
+                    content: Some(serde_json::from_value(json!({"name": "Ada"})).unwrap()),
+                    meta: None,
+                })
+            })
+            .build();
+        let session = server.test_client_with(&client).await.unwrap();
+        let result = session.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(texts(&result), ["Hello, Ada!", "(seen)"], "{revision}");
+    }
+    let seen = seen.lock().unwrap().clone();
+    let rows: Vec<_> = seen.iter().filter(|s| s.method == "tools/call").map(|s| (s.revision, s.error)).collect();
+    // 2026-07-28 asks in rounds: the first round ends `input_required`, the retry answers.
+    // 2025-11-25 asks within the one request.
+    assert_eq!(
+        rows,
+        [
+            (ProtocolVersion::V2026_07_28, false),
+            (ProtocolVersion::V2026_07_28, false),
+            (ProtocolVersion::V2025_11_25, false)
+        ]
+    );
+}
