@@ -1,4 +1,5 @@
-//! What a handler that panics does to a server: it fails its own request, and nothing else.
+//! What a handler (or a middleware layer) that panics does to a server: it fails its own
+//! request, and nothing else.
 //! A panic is a bug, but a server with many clients should not go down for one of them; the
 //! panic is logged on stderr with the method and the name of what panicked.
 //!
@@ -9,8 +10,10 @@
 
 use std::time::Duration;
 
+use mcp::protocol::Method;
 use mcp::server::TaskConfig;
-use mcp::{prompt, resource, tool, IntoPromptDef, Server};
+use mcp::{prompt, resource, tool, IntoPromptDef, McpRequest, Server};
+use tower::util::MapRequestLayer;
 
 /// Divides two integers (integer division by zero panics).
 #[tool]
@@ -47,12 +50,23 @@ async fn main() {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
     let completing =
         broken_prompt.into_prompt_def().complete_with("topic", |_, _, _| async { panic!("no completions") });
+    // A middleware layer with a bug: it looks up the tool of every call, and takes for
+    // granted that it exists (a call of an unknown tool panics here).
+    let audit = MapRequestLayer::new(|request: McpRequest| {
+        if request.method() == Method::CallTool {
+            let name = request.name().unwrap_or_default();
+            let tool = request.server().tool_definition(name).expect("every tool called exists");
+            tracing::debug!(tool = tool.name, "audited");
+        }
+        request
+    });
     let server = Server::builder("panics", "1.0")
         .tool(divide)
         .tool(panic_later)
         .resource(broken_resource)
         .prompt(completing)
         .tasks(TaskConfig::default())
+        .layer(audit)
         .build();
     server.serve_stdio().await;
 }

@@ -238,6 +238,10 @@ async fn panics_a_handler_that_panics_fails_its_own_request_only() {
             .await
             .unwrap_err();
         assert!(complete.to_string().contains("failed unexpectedly"), "{complete}");
+        // The middleware layer panics on a tool that does not exist.
+        let layer = s.call_tool("missing", json!({})).await.unwrap();
+        assert_eq!(layer.is_error, Some(true));
+        assert!(text(&layer).contains("the tool missing failed unexpectedly"), "{}", text(&layer));
         // The same child serves on.
         assert_eq!(text(&s.call_tool("divide", json!({"a": 9, "b": 3})).await.unwrap()), "3");
     };
@@ -250,6 +254,7 @@ async fn panics_a_handler_that_panics_fails_its_own_request_only() {
         "the handler panicked: the resource is broken method=resources/read name=panics://resource",
         "method=prompts/get name=broken_prompt",
         "the handler panicked: no completions method=completion/complete name=broken_prompt (argument topic)",
+        "a middleware layer panicked: every tool called exists method=tools/call name=missing",
     ];
     for _ in 0..200 {
         if expected.iter().all(|e| log.text().contains(e)) {
