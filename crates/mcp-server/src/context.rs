@@ -146,6 +146,14 @@ impl Context {
         &self.inner.id
     }
 
+    /// Which connection the request came on, unique in the process for as long as it runs:
+    /// a stdio connection, or a legacy HTTP session (each of its HTTP requests has the same
+    /// id). Every stateless (2026-07-28) HTTP request is a connection of its own. What a
+    /// limit kept per client keys on when there is nothing better (a principal).
+    pub fn connection_id(&self) -> u64 {
+        self.inner.link.id()
+    }
+
     /// The protocol revision of this request.
     pub fn revision(&self) -> ProtocolVersion {
         self.inner.scope.revision

@@ -93,6 +93,8 @@ pub(crate) struct Output {
 
 /// One connection's engine and its sinks.
 pub(crate) struct Link {
+    /// Which connection this is, unique in the process (see [`crate::Context::connection_id`]).
+    id: u64,
     peer: Mutex<Peer>,
     /// The connection's own sink (a legacy session's standalone stream over HTTP).
     sink: Sink,
@@ -119,7 +121,9 @@ pub(crate) fn now() -> Now {
 
 impl Link {
     pub(crate) fn new(peer: Peer, sink: Sink) -> Self {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Self {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             peer: Mutex::new(peer),
             sink,
             listens: Mutex::default(),
@@ -127,6 +131,11 @@ impl Link {
             tasks_end: OnceLock::new(),
             ended: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Which connection this is.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Who the tasks made on this connection belong to.

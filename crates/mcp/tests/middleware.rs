@@ -367,3 +367,115 @@ async fn a_multi_round_request_goes_through_the_layers_on_each_round() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_layer_cancels_a_call_past_its_tools_limit_and_says_so() {
+    use mcp::server::middleware::TimeoutLayer;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let flag = cancelled.clone();
+    let server = Server::builder("timeouts", "1.0")
+        .tool(mcp::ToolDef::new(
+            mcp::types::Tool::new("stuck", "Never answers", json!({"type": "object"})),
+            move |_, ctx: Context| {
+                // Work handed elsewhere watches the request's cancellation.
+                let token = ctx.cancellation().clone();
+                let flag = flag.clone();
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    flag.store(true, Ordering::SeqCst);
+                });
+                std::future::pending::<mcp::HandlerResult<mcp::types::CallToolResult>>()
+            },
+        ))
+        .tool(mcp::ToolDef::new(
+            mcp::types::Tool::new("patient", "Answers after 30 s", json!({"type": "object"})),
+            |_, _| async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(mcp::types::CallToolResult::text("patience pays"))
+            },
+        ))
+        .resource(mcp::ResourceDef::fixed(mcp::types::Resource::new("slow://r", "slow"), |_, _| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(mcp::types::ReadResourceResult { contents: vec![], meta: None })
+        }))
+        .layer(TimeoutLayer::new(Duration::from_secs(5)).tool("patient", Duration::from_secs(60)))
+        .build();
+    let client = server.test_client().await.unwrap();
+
+    let started = tokio::time::Instant::now();
+    let result = client.call_tool("stuck", json!({})).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(texts(&result), ["the tool stuck did not finish within 5s; it was cancelled"]);
+    tokio::task::yield_now().await;
+    assert!(cancelled.load(Ordering::SeqCst), "the request's cancellation token is cancelled");
+
+    // A tool with a limit of its own.
+    let started = tokio::time::Instant::now();
+    let result = client.call_tool("patient", json!({})).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+    assert_eq!(texts(&result), ["patience pays"]);
+
+    // Anything else past the limit of every request.
+    let error = client.read_resource("slow://r").await.unwrap_err();
+    assert_eq!(error.code(), Some(mcp::protocol::error::INTERNAL_ERROR), "{error}");
+    assert!(error.to_string().contains("the request did not finish within 5s; it was cancelled"), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rate_limit_layer_keeps_a_bucket_per_session_and_says_when_to_retry() {
+    use mcp::server::middleware::{RateLimitLayer, RATE_LIMITED};
+    let server = Server::builder("limited", "1.0").tool(echo).layer(RateLimitLayer::new(2.0, 3)).build();
+    let a = server.test_client().await.unwrap();
+    let b = server.test_client().await.unwrap();
+    let call = |s: &mcp::ClientSession| {
+        let s = s.clone();
+        async move { s.call_tool("echo", json!({"text": "x"})).await }
+    };
+    // The client's own first request (the tool list, for output schemas) takes a token too.
+    for _ in 0..2 {
+        call(&a).await.unwrap();
+    }
+    let refused = call(&a).await.unwrap_err();
+    let error = refused.error_object().expect("a JSON-RPC error");
+    assert_eq!(error.code, RATE_LIMITED);
+    assert_eq!(error.message, "rate limit exceeded: retry in 500 ms");
+    assert_eq!(error.data, Some(json!({"retryAfterMs": 500})));
+    // Another session has a bucket of its own.
+    call(&b).await.unwrap();
+    // Half a second on, one token is back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    call(&a).await.unwrap();
+    assert!(call(&a).await.is_err());
+
+    // Keyed on nothing but the tool: one bucket for every session.
+    let shared = RateLimitLayer::new(1.0, 1)
+        .keyed_by(|request| (request.method() == mcp::protocol::Method::CallTool).then_some(()));
+    let server = Server::builder("shared", "1.0").tool(echo).layer(shared).build();
+    let (a, b) = (server.test_client().await.unwrap(), server.test_client().await.unwrap());
+    call(&a).await.unwrap();
+    let refused = call(&b).await.unwrap_err();
+    assert_eq!(refused.code(), Some(RATE_LIMITED), "{refused}");
+    // Lists are not keyed, so not limited.
+    for _ in 0..5 {
+        b.list_tools(None).await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_result_size_layer_fails_what_is_too_large() {
+    use mcp::server::middleware::ResultSizeLayer;
+    let server = Server::builder("bounded", "1.0").tool(echo).layer(ResultSizeLayer::new(1_000)).build();
+    let client = server.test_client().await.unwrap();
+    let result = client.call_tool("echo", json!({"text": "small"})).await.unwrap();
+    assert_eq!(texts(&result), ["small"]);
+    let big = "x".repeat(2_000);
+    let result = client.call_tool("echo", json!({"text": big})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(texts(&result), ["the result of the tool echo is larger than 1000 bytes"]);
+
+    let server = Server::builder("tiny", "1.0").tool(echo).layer(ResultSizeLayer::new(50)).build();
+    let client = server.test_client().await.unwrap();
+    let error = client.list_tools(None).await.unwrap_err();
+    assert_eq!(error.code(), Some(mcp::protocol::error::INTERNAL_ERROR), "{error}");
+    assert!(error.to_string().contains("the result of tools/list is larger than 50 bytes"), "{error}");
+}

@@ -350,6 +350,29 @@ impl ServerResult {
         )
     }
 
+    /// Writes the result as neutral JSON (what [`Self::to_value`] gives) to `writer`: its
+    /// size, say, without building it.
+    pub fn write_json<W: std::io::Write>(&self, writer: W) -> serde_json::Result<()> {
+        match self {
+            Self::Initialize(r) => serde_json::to_writer(writer, r),
+            Self::Discover(r) => serde_json::to_writer(writer, r),
+            Self::Empty(r) => serde_json::to_writer(writer, r),
+            Self::ListTools(r) => serde_json::to_writer(writer, r),
+            Self::CallTool(r) => serde_json::to_writer(writer, r),
+            Self::CreateTask(r) => serde_json::to_writer(writer, r),
+            Self::InputRequired(r) => serde_json::to_writer(writer, r),
+            Self::ListResources(r) => serde_json::to_writer(writer, r),
+            Self::ListResourceTemplates(r) => serde_json::to_writer(writer, r),
+            Self::ReadResource(r) => serde_json::to_writer(writer, r),
+            Self::ListPrompts(r) => serde_json::to_writer(writer, r),
+            Self::GetPrompt(r) => serde_json::to_writer(writer, r),
+            Self::Complete(r) => serde_json::to_writer(writer, r),
+            Self::Task(r) => serde_json::to_writer(writer, r),
+            Self::ListTasks(r) => serde_json::to_writer(writer, r),
+            Self::TaskPayload(v) => serde_json::to_writer(writer, v),
+        }
+    }
+
     /// The result as neutral JSON, before the codec shapes it for a revision.
     pub fn to_value(&self) -> serde_json::Result<Value> {
         match self {

@@ -20,14 +20,27 @@
 //! answer, not the task's end.
 //!
 //! Without layers a request is served directly: no allocation, no indirection.
+//!
+//! Layers that ship here: [`TimeoutLayer`] (a limit per request and per tool),
+//! [`RateLimitLayer`] (a token bucket per session, or per any key), [`ResultSizeLayer`] (a
+//! bound on result size). Concurrency is bounded per session and overall by
+//! [`crate::ServerConfig::max_in_flight_per_session`] and
+//! [`crate::ServerConfig::max_in_flight`] (refused at once), or by tower's
+//! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused).
 
+mod rate_limit;
 mod request;
 mod response;
+mod result_size;
 mod stack;
+mod timeout;
 
+pub use rate_limit::{RateLimit, RateLimitLayer, RATE_LIMITED};
 pub use request::McpRequest;
 pub use response::McpResponse;
+pub use result_size::{ResultSize, ResultSizeLayer};
 pub(crate) use stack::{serve, Layers, Stack};
+pub use timeout::{Timeout, TimeoutLayer};
 
 /// The error type of the middleware stack: any error, boxed (tower's convention).
 pub type BoxError = tower::BoxError;
