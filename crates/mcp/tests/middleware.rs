@@ -479,3 +479,83 @@ async fn the_result_size_layer_fails_what_is_too_large() {
     assert_eq!(error.code(), Some(mcp::protocol::error::INTERNAL_ERROR), "{error}");
     assert!(error.to_string().contains("the result of tools/list is larger than 50 bytes"), "{error}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_visibility_layer_hides_items_from_lists_and_calls_alike() {
+    use mcp::server::middleware::{Item, VisibilityLayer};
+    use mcp::types::{
+        CompleteParams, CompletionArgument, CompletionReference, Prompt, Resource, ResourceTemplate, Tool,
+    };
+    let admin = |item: &Item<'_>| item.meta().and_then(|m| m.get("tags")) == Some(&json!(["admin"]));
+    let tags = Some(serde_json::from_value(json!({"tags": ["admin"]})).unwrap());
+    let server = Server::builder("visible", "1.0")
+        .tool(echo)
+        .tool(mcp::ToolDef::new(
+            Tool { meta: tags.clone(), ..Tool::new("wipe", "Wipes everything", json!({"type": "object"})) },
+            |_, _| async { Ok(mcp::types::CallToolResult::text("wiped")) },
+        ))
+        .resource(mcp::ResourceDef::fixed(
+            Resource { meta: tags.clone(), ..Resource::new("secret://keys", "keys") },
+            |_, _| async { Ok(mcp::types::ReadResourceResult::default()) },
+        ))
+        .resource(mcp::ResourceDef::template(
+            ResourceTemplate {
+                uri_template: "secret://users/{id}".into(),
+                name: "users".into(),
+                title: None,
+                description: None,
+                mime_type: None,
+                icons: None,
+                annotations: None,
+                meta: tags.clone(),
+            },
+            |_, _, _| async { Ok(mcp::types::ReadResourceResult::default()) },
+        ))
+        .prompt(
+            mcp::PromptDef::new(
+                Prompt { meta: tags.clone(), ..Prompt::new("audit", "Audits", vec![]) },
+                |_, _| async { Ok(mcp::types::GetPromptResult::default()) },
+            )
+            .with_completions("scope", ["all"]),
+        )
+        .layer(VisibilityLayer::new(move |ctx, item| {
+            !admin(&item) || ctx.client_info().is_some_and(|c| c.name == "console")
+        }))
+        .build();
+
+    for revision in [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_06_18] {
+        let guest =
+            server.test_client_with(&Client::builder("guest", "1").protocol_version(revision).build()).await.unwrap();
+        let names: Vec<_> = guest.list_tools(None).await.unwrap().tools.into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["echo"], "{revision}");
+        assert!(guest.list_resources(None).await.unwrap().resources.is_empty(), "{revision}");
+        assert!(guest.list_resource_templates(None).await.unwrap().resource_templates.is_empty(), "{revision}");
+        assert!(guest.list_prompts(None).await.unwrap().prompts.is_empty(), "{revision}");
+        // Hidden is as if it did not exist.
+        let hidden = guest.call_tool("wipe", json!({})).await.unwrap_err();
+        let missing = guest.call_tool("no_such_tool", json!({})).await.unwrap_err();
+        assert_eq!(hidden.code(), missing.code(), "{revision}");
+        assert_eq!(hidden.to_string().replace("wipe", "X"), missing.to_string().replace("no_such_tool", "X"));
+        for uri in ["secret://keys", "secret://users/7"] {
+            let e = guest.read_resource(uri).await.unwrap_err();
+            assert_eq!(e.code(), Some(revision.resource_not_found_code()), "{revision} {uri}: {e}");
+        }
+        let e = guest.get_prompt("audit", Default::default()).await.unwrap_err();
+        assert!(e.to_string().contains("Unknown prompt: audit"), "{e}");
+        let complete = CompleteParams {
+            reference: CompletionReference::Prompt { name: "audit".into() },
+            argument: CompletionArgument { name: "scope".into(), value: "a".into() },
+            context: None,
+        };
+        let e = guest.complete(complete.clone()).await.unwrap_err();
+        assert!(e.to_string().contains("Unknown prompt: audit"), "{e}");
+
+        let console =
+            server.test_client_with(&Client::builder("console", "1").protocol_version(revision).build()).await.unwrap();
+        assert_eq!(console.list_tools(None).await.unwrap().tools.len(), 2, "{revision}");
+        assert_eq!(texts(&console.call_tool("wipe", json!({})).await.unwrap()), ["wiped"]);
+        console.read_resource("secret://users/7").await.unwrap();
+        console.get_prompt("audit", Default::default()).await.unwrap();
+        assert_eq!(console.complete(complete).await.unwrap().completion.values, ["all"]);
+    }
+}
