@@ -131,9 +131,11 @@ impl Sessions {
             return Err(SessionsFull);
         }
         let store = self.store.clone();
+        // 128 bits from the CSPRNG, as hex (visible ASCII).
+        let id = mcp_protocol::id::random_id();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
-            let core = self.server.session(move |out| match weak.upgrade() {
+            let core = self.server.session_with_id(id.as_str(), move |out| match weak.upgrade() {
                 Some(session) => {
                     // The session's own stream is not one request's: a hint to close it means nothing.
                     if let Outbound::Frame(frame) = out {
@@ -144,8 +146,7 @@ impl Sessions {
                 None => false,
             });
             Session {
-                // 128 bits from the CSPRNG, as hex (visible ASCII).
-                id: mcp_protocol::id::random_id(),
+                id,
                 core,
                 streams: SessionStreams::default(),
                 delivered: AtomicU64::new(0),

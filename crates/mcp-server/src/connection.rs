@@ -49,7 +49,7 @@ impl Tasks<'_> {
 
 /// A connection's link: `peer` as its engine, `sink` its own stream.
 pub(crate) fn link(peer: Peer, sink: Sink) -> Arc<Link> {
-    Arc::new(Link::new(peer, sink))
+    Arc::new(Link::new(peer, sink, None))
 }
 
 /// Hands a decoded frame to the engine, sends what it answered at once, and starts serving

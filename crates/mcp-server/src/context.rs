@@ -154,6 +154,12 @@ impl Context {
         self.inner.link.id()
     }
 
+    /// The id of the legacy session the request came in, as its transport knows it (the
+    /// HTTP `Mcp-Session-Id`); `None` over stdio and for stateless requests.
+    pub fn session_id(&self) -> Option<&str> {
+        self.inner.link.session_id()
+    }
+
     /// The protocol revision of this request.
     pub fn revision(&self) -> ProtocolVersion {
         self.inner.scope.revision

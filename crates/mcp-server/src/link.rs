@@ -95,6 +95,8 @@ pub(crate) struct Output {
 pub(crate) struct Link {
     /// Which connection this is, unique in the process (see [`crate::Context::connection_id`]).
     id: u64,
+    /// The legacy session's id, as the transport gave it (`Mcp-Session-Id`).
+    session_id: Option<Arc<str>>,
     peer: Mutex<Peer>,
     /// The connection's own sink (a legacy session's standalone stream over HTTP).
     sink: Sink,
@@ -120,10 +122,11 @@ pub(crate) fn now() -> Now {
 }
 
 impl Link {
-    pub(crate) fn new(peer: Peer, sink: Sink) -> Self {
+    pub(crate) fn new(peer: Peer, sink: Sink, session_id: Option<Arc<str>>) -> Self {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Self {
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            session_id,
             peer: Mutex::new(peer),
             sink,
             listens: Mutex::default(),
@@ -136,6 +139,11 @@ impl Link {
     /// Which connection this is.
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The legacy session's id, if the transport gave one.
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
     }
 
     /// Who the tasks made on this connection belong to.

@@ -36,6 +36,18 @@ impl Server {
         ServerSession { server: self.clone(), link }
     }
 
+    /// The same, for a session the transport knows by `id` (the HTTP `Mcp-Session-Id`): its
+    /// handlers and middleware see it ([`crate::Context::session_id`]).
+    pub fn session_with_id(
+        &self,
+        id: impl Into<Arc<str>>,
+        sink: impl Fn(Outbound) -> bool + Send + Sync + 'static,
+    ) -> ServerSession {
+        let peer = Peer::new(self.settings().clone());
+        let link = Arc::new(Link::new(peer, Sink::Function(Arc::new(sink)), Some(id.into())));
+        ServerSession { server: self.clone(), link }
+    }
+
     /// The changes of this server's lists and resources, as they happen.
     pub fn changes(&self) -> broadcast::Receiver<Change> {
         self.inner.changes.subscribe()

@@ -559,3 +559,113 @@ async fn the_visibility_layer_hides_items_from_lists_and_calls_alike() {
         assert_eq!(console.complete(complete).await.unwrap().completion.values, ["all"]);
     }
 }
+
+/// The spans a test sees: each with its fields as recorded, and the messages of the events
+/// inside it.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<SpanSeen>>>);
+
+#[derive(Debug, Clone, Default)]
+struct SpanSeen {
+    name: &'static str,
+    fields: std::collections::BTreeMap<String, String>,
+    events: Vec<String>,
+}
+
+struct Fields<'a>(&'a mut std::collections::BTreeMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for Spans
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut seen = SpanSeen { name: attrs.metadata().name(), ..Default::default() };
+        attrs.record(&mut Fields(&mut seen.fields));
+        let mut spans = self.0.lock().unwrap();
+        ctx.span(id).unwrap().extensions_mut().insert(spans.len());
+        spans.push(seen);
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let index = *ctx.span(id).unwrap().extensions().get::<usize>().unwrap();
+        values.record(&mut Fields(&mut self.0.lock().unwrap()[index].fields));
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: tracing_subscriber::layer::Context<'_, S>) {
+        let Some(span) = ctx.event_span(event) else { return };
+        let Some(index) = span.scope().find_map(|s| s.extensions().get::<usize>().copied()) else { return };
+        let mut fields = std::collections::BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.0.lock().unwrap()[index].events.push(fields.remove("message").unwrap_or_default());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tracing_layer_makes_a_span_per_request_with_the_semantic_conventions() {
+    use mcp::server::middleware::TracingLayer;
+    use tracing_subscriber::layer::SubscriberExt;
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    /// Fails when asked to.
+    #[tool]
+    fn flaky(fail: bool) -> Result<String, mcp::ToolError> {
+        tracing::info!("flaky runs");
+        match fail {
+            true => Err(mcp::ToolError::new("it failed")),
+            false => Ok("fine".into()),
+        }
+    }
+    let server = Server::builder("traced", "1.0").tool(flaky).layer(TracingLayer::new()).build();
+    let client = server.test_client().await.unwrap();
+    client.call_tool("flaky", json!({"fail": false})).await.unwrap();
+    client.call_tool("flaky", json!({"fail": true})).await.unwrap();
+    client.call_tool("nope", json!({})).await.unwrap_err();
+
+    let spans: Vec<SpanSeen> =
+        spans.0.lock().unwrap().iter().filter(|s| s.name == "mcp.server.request").cloned().collect();
+    let by_name = |name: &str| spans.iter().filter(|s| s.fields["otel.name"] == name).cloned().collect::<Vec<_>>();
+    let calls = by_name("tools/call flaky");
+    assert_eq!(calls.len(), 2, "{spans:#?}");
+    let ok = &calls[0];
+    for (field, value) in [
+        ("otel.kind", "server"),
+        ("mcp.method.name", "tools/call"),
+        ("mcp.protocol.version", ProtocolVersion::LATEST.as_str()),
+        ("gen_ai.tool.name", "flaky"),
+        ("gen_ai.operation.name", "execute_tool"),
+    ] {
+        assert_eq!(ok.fields.get(field).map(String::as_str), Some(value), "{field}: {ok:#?}");
+    }
+    assert!(ok.fields.contains_key("jsonrpc.request.id"), "{ok:#?}");
+    assert!(!ok.fields.contains_key("error.type"), "{ok:#?}");
+    assert_eq!(ok.events, ["flaky runs"], "the handler's events are inside the span");
+    let failed = &calls[1];
+    assert_eq!(failed.fields.get("error.type").map(String::as_str), Some("tool_error"), "{failed:#?}");
+    assert_eq!(failed.fields.get("otel.status_code").map(String::as_str), Some("ERROR"), "{failed:#?}");
+    let unknown = &by_name("tools/call nope")[0];
+    assert_eq!(unknown.fields.get("error.type").map(String::as_str), Some("-32602"), "{unknown:#?}");
+    // The client's own list of the tools: a span named by the method alone.
+    let list = &by_name("tools/list")[0];
+    assert!(!list.fields.contains_key("gen_ai.tool.name"), "{list:#?}");
+}

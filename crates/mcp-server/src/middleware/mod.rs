@@ -23,7 +23,8 @@
 //!
 //! Layers that ship here: [`TimeoutLayer`] (a limit per request and per tool),
 //! [`RateLimitLayer`] (a token bucket per session, or per any key), [`ResultSizeLayer`] (a
-//! bound on result size), [`VisibilityLayer`] (what each request may see and use). Concurrency is bounded per session and overall by
+//! bound on result size), [`VisibilityLayer`] (what each request may see and use),
+//! [`TracingLayer`] (a span per request, as the OpenTelemetry conventions for MCP say). Concurrency is bounded per session and overall by
 //! [`crate::ServerConfig::max_in_flight_per_session`] and
 //! [`crate::ServerConfig::max_in_flight`] (refused at once), or by tower's
 //! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused).
@@ -34,6 +35,7 @@ mod response;
 mod result_size;
 mod stack;
 mod timeout;
+mod trace;
 mod visibility;
 
 pub use rate_limit::{RateLimit, RateLimitLayer, RATE_LIMITED};
@@ -42,6 +44,7 @@ pub use response::McpResponse;
 pub use result_size::{ResultSize, ResultSizeLayer};
 pub(crate) use stack::{serve, Layers, Stack};
 pub use timeout::{Timeout, TimeoutLayer};
+pub use trace::{Tracing, TracingLayer};
 pub use visibility::{Item, Visibility, VisibilityLayer};
 
 /// The error type of the middleware stack: any error, boxed (tower's convention).

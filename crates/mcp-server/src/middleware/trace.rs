@@ -1,0 +1,151 @@
+//! Tracing: a span per request, following the OpenTelemetry semantic conventions for MCP,
+//! which `tracing-opentelemetry` turns into an OpenTelemetry server span as is.
+
+use std::task::{Context as TaskContext, Poll};
+
+use futures::future::BoxFuture;
+use mcp_protocol::message::ClientRequest;
+use mcp_protocol::Method;
+use tower::{Layer, Service};
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::{BoxError, McpRequest, McpResponse};
+
+/// The `gen_ai.operation.name` of a tool call.
+const EXECUTE_TOOL: &str = "execute_tool";
+/// The `error.type` of a tool call whose result is an error (`isError: true`).
+const TOOL_ERROR: &str = "tool_error";
+
+/// Runs each request in a `tracing` span named `mcp.server.request` at `info` level, target
+/// `mcp::server`, with the attributes of the OpenTelemetry semantic conventions for MCP
+/// (server side):
+///
+/// | field | value |
+/// |---|---|
+/// | `otel.name` | `{mcp.method.name} {target}`: the tool or prompt name as target, else the method alone |
+/// | `otel.kind` | `server` |
+/// | `mcp.method.name` | the method |
+/// | `mcp.protocol.version` | the request's revision |
+/// | `mcp.session.id` | the legacy session's id, if any |
+/// | `mcp.resource.uri` | the resource of `resources/read` |
+/// | `jsonrpc.request.id` | the request's id |
+/// | `gen_ai.tool.name`, `gen_ai.operation.name` | the tool and `execute_tool`, for `tools/call` |
+/// | `gen_ai.prompt.name` | the prompt, for `prompts/get` |
+/// | `error.type` | the JSON-RPC error code, `tool_error` for a tool result with `isError`, or the layer's error |
+/// | `otel.status_code` | `ERROR` when `error.type` is set |
+///
+/// The handler runs inside the span: its own spans and events are its children. Put the
+/// layer outermost (added last) to time everything the other layers do too.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingLayer;
+
+impl TracingLayer {
+    /// The layer.
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+impl<S> Layer<S> for TracingLayer {
+    type Service = Tracing<S>;
+
+    fn layer(&self, inner: S) -> Tracing<S> {
+        Tracing { inner }
+    }
+}
+
+/// The service of a [`TracingLayer`].
+#[derive(Debug, Clone)]
+pub struct Tracing<S> {
+    inner: S,
+}
+
+impl<S> Service<McpRequest> for Tracing<S>
+where
+    S: Service<McpRequest, Response = McpResponse>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = McpResponse;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: McpRequest) -> Self::Future {
+        let span = span_of(&request);
+        let answer = {
+            let _entered = span.enter();
+            self.inner.call(request)
+        };
+        Box::pin(
+            async move {
+                let answer = answer.await.map_err(Into::into);
+                let span = tracing::Span::current();
+                let error = match &answer {
+                    Ok(McpResponse::Error(e)) => Some(e.code.to_string()),
+                    Ok(response) if response.is_error() => Some(TOOL_ERROR.to_owned()),
+                    Ok(_) => None,
+                    Err(e) => Some(mcp_protocol::error::chain(&**e)),
+                };
+                if let Some(error) = error {
+                    span.record("error.type", error.as_str());
+                    span.record("otel.status_code", "ERROR");
+                }
+                answer
+            }
+            .instrument(span),
+        )
+    }
+}
+
+/// The span of `request`, its attributes set but the outcome's.
+fn span_of(request: &McpRequest) -> tracing::Span {
+    let method = request.method();
+    let target = match request.message() {
+        ClientRequest::CallTool(call) => Some(call.name.as_str()),
+        ClientRequest::GetPrompt(get) => Some(get.name.as_str()),
+        _ => None,
+    };
+    let name = match target {
+        Some(target) => format!("{method} {target}"),
+        None => method.as_str().to_owned(),
+    };
+    let ctx = request.context();
+    let span = tracing::info_span!(
+        target: "mcp::server",
+        "mcp.server.request",
+        otel.name = %name,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = %method,
+        mcp.protocol.version = %ctx.revision(),
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = %ctx.request_id(),
+        gen_ai.tool.name = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.prompt.name = Empty,
+        error.type = Empty,
+    );
+    if let Some(session) = ctx.session_id() {
+        span.record("mcp.session.id", session);
+    }
+    match request.message() {
+        ClientRequest::CallTool(call) => {
+            span.record("gen_ai.tool.name", call.name.as_str());
+            span.record("gen_ai.operation.name", EXECUTE_TOOL);
+        }
+        ClientRequest::GetPrompt(get) => {
+            span.record("gen_ai.prompt.name", get.name.as_str());
+        }
+        ClientRequest::ReadResource(read) if method == Method::ReadResource => {
+            span.record("mcp.resource.uri", read.uri.as_str());
+        }
+        _ => {}
+    }
+    span
+}
