@@ -17,6 +17,19 @@ pub enum Style {
     Raw,
 }
 
+/// The middleware layers around the handlers: what a layer costs.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum Layers {
+    /// None: requests are served directly.
+    #[default]
+    None,
+    /// tower's `Identity`: the cost of the stack itself (the request moved into it, a
+    /// boxed service and future).
+    Identity,
+    /// `TracingLayer`, with no subscriber (nothing recorded, nothing exported).
+    Tracing,
+}
+
 /// Returns its `text` argument as text content.
 #[tool]
 fn echo(
@@ -36,9 +49,14 @@ fn raw_echo() -> ToolDef {
     })
 }
 
-/// Serves the echo server on stdio, or on 127.0.0.1:`port` over Streamable HTTP.
-pub fn serve(style: Style, http: Option<u16>) -> Result<()> {
+/// Serves the echo server (with `layers`) on stdio, or on 127.0.0.1:`port` over Streamable HTTP.
+pub fn serve(style: Style, http: Option<u16>, layers: Layers) -> Result<()> {
     let builder = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION"));
+    let builder = match layers {
+        Layers::None => builder,
+        Layers::Identity => builder.layer(tower::layer::util::Identity::new()),
+        Layers::Tracing => builder.layer(mcp::server::middleware::TracingLayer::new()),
+    };
     let server = match style {
         Style::Typed => builder.tool(echo),
         Style::Raw => builder.tool(raw_echo()),

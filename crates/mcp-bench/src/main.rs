@@ -208,6 +208,9 @@ enum Command {
         /// Serve Streamable HTTP on 127.0.0.1:PORT instead of stdio.
         #[arg(long)]
         port: Option<u16>,
+        /// Middleware layers around the handlers.
+        #[arg(long, value_enum, default_value = "none")]
+        layers: echo_server::Layers,
     },
 }
 
@@ -250,7 +253,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::BaselineHttp { port } => baseline::serve_http(port),
         Command::BaselinePipe => baseline::serve_pipe(),
-        Command::EchoServer { style, port } => echo_server::serve(style, port),
+        Command::EchoServer { style, port, layers } => echo_server::serve(style, port, layers),
         Command::Suite { config, out, docs, root, runs, duration, warmup, smoke, only } => {
             let mut opts = if smoke { SuiteOptions::smoke() } else { SuiteOptions::full() };
             opts.config = config;

@@ -102,6 +102,21 @@ where
     }
 }
 
+/// A span's name, `{mcp.method.name} {target}`, written only if the span is recorded.
+struct SpanName<'a> {
+    method: Method,
+    target: Option<&'a str>,
+}
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.target {
+            Some(target) => write!(f, "{} {target}", self.method),
+            None => f.write_str(self.method.as_str()),
+        }
+    }
+}
+
 /// The span of `request`, its attributes set but the outcome's.
 fn span_of(request: &McpRequest) -> tracing::Span {
     let method = request.method();
@@ -110,10 +125,7 @@ fn span_of(request: &McpRequest) -> tracing::Span {
         ClientRequest::GetPrompt(get) => Some(get.name.as_str()),
         _ => None,
     };
-    let name = match target {
-        Some(target) => format!("{method} {target}"),
-        None => method.as_str().to_owned(),
-    };
+    let name = SpanName { method, target };
     let ctx = request.context();
     let span = tracing::info_span!(
         target: "mcp::server",
