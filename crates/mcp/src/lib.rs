@@ -141,3 +141,8 @@ mod testing;
 pub struct ReadmeExamples;
 #[cfg(all(feature = "server", feature = "client"))]
 pub use testing::TestClient;
+
+/// The middleware guide's examples, compiled as doctests.
+#[cfg(all(doctest, feature = "server"))]
+#[doc = include_str!("../../../docs/MIDDLEWARE.md")]
+pub struct MiddlewareExamples;
