@@ -3,5 +3,6 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod limits;
 pub mod proxy;
 pub mod reference;

@@ -56,6 +56,8 @@ enum Command {
         http: Option<String>,
         #[command(flatten)]
         http_options: mcp_cli::proxy::HttpOptions,
+        #[command(flatten)]
+        limits: mcp_cli::limits::LimitOptions,
         /// Speak only the stateless 2026-07-28 revision: `initialize` is refused (with the
         /// supported versions), as a modern-only server would.
         #[arg(long)]
@@ -96,12 +98,13 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
-        Command::Serve { http, http_options, modern_only } => {
+        Command::Serve { http, http_options, limits, modern_only } => {
             init_tracing();
+            let server = || reference::server_from(limits.apply(reference::builder()), modern_only);
             match http {
-                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, &http_options, modern_only))),
+                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, &http_options, server()))),
                 // One client on one stream: one thread serves it with the least handing over.
-                None => with_runtime(false, |rt| rt.block_on(serve_stdio(modern_only))),
+                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server()))),
             }
         }
         Command::Proxy { target, http, stdio: _, http_options, connect } => {
@@ -142,8 +145,7 @@ fn with_runtime(multi_thread: bool, f: impl FnOnce(&tokio::runtime::Runtime) -> 
     code
 }
 
-async fn serve_stdio(modern_only: bool) -> ExitCode {
-    let server = reference::server_with(modern_only);
+async fn serve_stdio(server: mcp_server::Server) -> ExitCode {
     let serving = server.serve(mcp_transport::stdio::stdio());
     tokio::select! {
         _ = serving => ExitCode::SUCCESS,
@@ -151,7 +153,7 @@ async fn serve_stdio(modern_only: bool) -> ExitCode {
     }
 }
 
-async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, modern_only: bool) -> ExitCode {
+async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, server: mcp_server::Server) -> ExitCode {
     let addr = if addr.contains(':') { addr.to_owned() } else { format!("127.0.0.1:{addr}") };
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
@@ -166,7 +168,7 @@ async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, modern_on
     let stop = mcp_cli::cli::interrupted();
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
-    let http = mcp_http::McpHttp::new(reference::server_with(modern_only), config);
+    let http = mcp_http::McpHttp::new(server, config);
     match http.serve_until(listener, stop).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -72,7 +72,17 @@ pub fn server() -> Server {
 
 /// Builds the reference server; `modern_only` makes it refuse `initialize` (2026-07-28 only).
 pub fn server_with(modern_only: bool) -> Server {
-    let server = Server::builder("mcp-reference-server", env!("CARGO_PKG_VERSION"))
+    server_from(builder(), modern_only)
+}
+
+/// A builder named as the reference server, with nothing in it yet.
+pub fn builder() -> mcp_server::ServerBuilder {
+    Server::builder("mcp-reference-server", env!("CARGO_PKG_VERSION"))
+}
+
+/// Builds the reference server from `builder` (with layers of one's own, say).
+pub fn server_from(builder: mcp_server::ServerBuilder, modern_only: bool) -> Server {
+    let server = builder
         .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
         .tasks(tasks::config())
         .modern_only(modern_only)
