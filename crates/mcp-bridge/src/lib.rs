@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use mcp_client::{Client, ClientBuilder, ClientError, ClientSession, ErrorObject, ServerNotification};
 use mcp_protocol::error::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
 use mcp_protocol::types::{CallToolResult, JsonObject};
-use mcp_server::{Context, HandlerError, HandlerResult, InputRequest, Server, ServerConfig};
+use mcp_server::{Context, HandlerError, HandlerResult, InputRequest, Server, ServerBuilder, ServerConfig};
 use serde_json::Value;
 
 pub use relay::PARK_TTL;
@@ -71,6 +71,16 @@ impl Bridge {
     /// Mirrors the server behind `session` (built with [`client_builder`] and `router`, so
     /// that its questions reach downstream clients).
     pub async fn mirror(session: ClientSession, router: CallRouter) -> Result<Bridge, ClientError> {
+        Self::mirror_with(session, router, |builder| builder).await
+    }
+
+    /// The same, with the mirroring server's builder given to `customize` before it is
+    /// built (middleware layers, say).
+    pub async fn mirror_with(
+        session: ClientSession,
+        router: CallRouter,
+        customize: impl FnOnce(ServerBuilder) -> ServerBuilder,
+    ) -> Result<Bridge, ClientError> {
         let caps = session.server_capabilities();
         let info = session.server_info().unwrap_or_else(|| mcp_protocol::types::Implementation::new("mcp-bridge", "0"));
         let config = ServerConfig {
@@ -85,7 +95,7 @@ impl Bridge {
         if let Some(text) = session.instructions() {
             builder = builder.instructions(text);
         }
-        let server = builder.build();
+        let server = customize(builder).build();
         let bridge = Bridge { server, session };
         let mut notes = bridge.session.notifications();
         bridge.sync_tools(&router).await?;

@@ -82,6 +82,8 @@ enum Command {
         /// How to reach the upstream server.
         #[command(flatten)]
         connect: mcp_cli::cli::args::ConnectOptions,
+        #[command(flatten)]
+        limits: mcp_cli::limits::LimitOptions,
     },
     #[command(flatten)]
     Client(ClientCommand),
@@ -107,7 +109,7 @@ fn main() -> ExitCode {
                 None => with_runtime(false, |rt| rt.block_on(serve_stdio(server()))),
             }
         }
-        Command::Proxy { target, http, stdio: _, http_options, connect } => {
+        Command::Proxy { target, http, stdio: _, http_options, connect, limits } => {
             let listen = match http {
                 Some(addr) => mcp_cli::proxy::Listen::Http { addr, options: http_options },
                 None => mcp_cli::proxy::Listen::Stdio,
@@ -118,7 +120,7 @@ fn main() -> ExitCode {
                 rt.block_on(async {
                     // Listened for from the start: a signal never finds the default action.
                     let stop = mcp_cli::cli::interrupted();
-                    mcp_cli::proxy::run(&target, &connect, ui, listen, stop).await
+                    mcp_cli::proxy::run(&target, &connect, &limits, ui, listen, stop).await
                 })
             })
         }

@@ -123,6 +123,7 @@ pub fn init_diagnostics(options: &ConnectOptions) -> Arc<Ui> {
 pub async fn run(
     target_text: &str,
     options: &ConnectOptions,
+    limits: &crate::limits::LimitOptions,
     ui: Arc<Ui>,
     listen: Listen,
     terminated: impl std::future::Future<Output = ()>,
@@ -153,7 +154,7 @@ pub async fn run(
         Err(_) => return fail(format!("{} did not complete the handshake in time", target.label())),
     };
     eprintln!("mcp proxy: upstream {} speaks {} ({:?} era)", target.label(), session.protocol_version(), session.era());
-    let bridge = match Bridge::mirror(session.clone(), router).await {
+    let bridge = match Bridge::mirror_with(session.clone(), router, |builder| limits.apply(builder)).await {
         Ok(b) => b,
         Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
     };

@@ -74,3 +74,29 @@ fn bad_limit_values_are_usage_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[tokio::test]
+async fn the_proxy_takes_the_same_limits() {
+    let upstream = format!("{} serve", env!("CARGO_BIN_EXE_mcp"));
+    let command = ChildCommand::new(env!("CARGO_BIN_EXE_mcp"))
+        .arg("proxy")
+        .arg(upstream)
+        .arg("--stdio")
+        .arg("--rate-limit")
+        .arg("0.001:3")
+        .arg("--tool-timeout")
+        .arg("test_long_running_task=0.5");
+    let client = Client::builder("limits-test", "1").build();
+    let s = tokio::time::timeout(WAIT, client.spawn(&command)).await.expect("in time").expect("mcp proxy starts");
+    let run = async {
+        // One token for the client's tool list, one for each call.
+        let result = s.call_tool("test_long_running_task", json!({"steps": 1, "delayMs": 60000})).await.unwrap();
+        let text = result.content[0].as_text().unwrap_or_default();
+        assert_eq!(text, "the tool test_long_running_task did not finish within 500ms; it was cancelled");
+        s.call_tool("echo", json!({"text": "hi"})).await.expect("within the burst");
+        let refused = s.call_tool("echo", json!({"text": "hi"})).await.unwrap_err();
+        assert_eq!(refused.code(), Some(mcp_server::middleware::RATE_LIMITED), "{refused}");
+    };
+    tokio::time::timeout(WAIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}
