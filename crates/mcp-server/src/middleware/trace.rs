@@ -37,6 +37,10 @@ const TOOL_ERROR: &str = "tool_error";
 ///
 /// The handler runs inside the span: its own spans and events are its children. Put the
 /// layer outermost (added last) to time everything the other layers do too.
+///
+/// With the `opentelemetry` feature, and `tracing-opentelemetry` in the subscriber, the span
+/// continues the caller's trace: a valid W3C `traceparent` in the request's `_meta` (with
+/// its `tracestate`) becomes its remote parent. A missing or malformed one starts a trace.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingLayer;
 
@@ -102,6 +106,30 @@ where
     }
 }
 
+/// Makes the caller's span (`traceparent` and `tracestate` in `_meta`) the parent of `span`,
+/// if the request names a valid one and the subscriber has the OpenTelemetry layer.
+#[cfg(feature = "opentelemetry")]
+fn continue_trace(span: &tracing::Span, meta: &mcp_protocol::message::RequestMeta) {
+    use mcp_protocol::trace_context::{TraceParent, TRACEPARENT, TRACESTATE};
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    let Some(members) = meta.other.as_deref() else { return };
+    let Some(parent) = members.get(TRACEPARENT).and_then(|v| v.as_str()).and_then(TraceParent::parse) else {
+        return;
+    };
+    let state = members.get(TRACESTATE).and_then(|v| v.as_str()).and_then(|s| s.parse::<TraceState>().ok());
+    let caller = SpanContext::new(
+        TraceId::from_bytes(parent.trace_id),
+        SpanId::from_bytes(parent.parent_id),
+        TraceFlags::new(parent.flags),
+        true,
+        state.unwrap_or_default(),
+    );
+    // Refused only when nothing records the span as OpenTelemetry: nothing to continue then.
+    let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(caller));
+}
+
 /// A span's name, `{mcp.method.name} {target}`, written only if the span is recorded.
 struct SpanName<'a> {
     method: Method,
@@ -146,6 +174,8 @@ fn span_of(request: &McpRequest) -> tracing::Span {
     if let Some(session) = ctx.session_id() {
         span.record("mcp.session.id", session);
     }
+    #[cfg(feature = "opentelemetry")]
+    continue_trace(&span, request.meta());
     match request.message() {
         ClientRequest::CallTool(call) => {
             span.record("gen_ai.tool.name", call.name.as_str());

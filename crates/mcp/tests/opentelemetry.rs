@@ -1,0 +1,79 @@
+//! The tracing layer as OpenTelemetry sees it (tracing-opentelemetry into the SDK's
+//! in-memory exporter): a server span per request, named and attributed as the semantic
+//! conventions for MCP say, continuing the caller's trace from `_meta`.
+#![cfg(feature = "opentelemetry")]
+
+use mcp::server::middleware::TracingLayer;
+use mcp::{tool, Server, TestClient};
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider as _};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::json;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// Echoes its text.
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_server_span_continues_the_trace_named_in_meta() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+
+    let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
+    let client = server.test_client().await.unwrap();
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": traceparent, "tracestate": "vendor=opaque"}
+    });
+    client.request("tools/call", Some(params)).await.unwrap();
+    // Without trace context: a trace of its own.
+    client.request("tools/call", Some(json!({"name": "echo", "arguments": {"text": "alone"}}))).await.unwrap();
+    // A malformed one is ignored the same way.
+    let bad = json!({"name": "echo", "arguments": {"text": "x"}, "_meta": {"traceparent": "00-zz-00-01"}});
+    client.request("tools/call", Some(bad)).await.unwrap();
+    provider.force_flush().unwrap();
+
+    let spans = exporter.get_finished_spans().unwrap();
+    let calls: Vec<&SpanData> = spans.iter().filter(|s| s.name == "tools/call echo").collect();
+    assert_eq!(calls.len(), 3, "{spans:#?}");
+    let continued = calls[0];
+    assert_eq!(continued.span_context.trace_id(), TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap());
+    assert_eq!(continued.parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    assert_eq!(continued.span_kind, SpanKind::Server);
+    assert_eq!(continued.span_context.trace_state().header(), "vendor=opaque");
+    assert_eq!(attribute(continued, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(attribute(continued, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(attribute(continued, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    assert_eq!(continued.status, Status::Unset);
+    for alone in &calls[1..] {
+        assert_ne!(alone.span_context.trace_id(), continued.span_context.trace_id());
+        assert_eq!(alone.parent_span_id, SpanId::INVALID, "a root span");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_is_an_error_span() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+
+    let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
+    let client = server.test_client().await.unwrap();
+    client.call_tool("nope", json!({})).await.unwrap_err();
+    provider.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let failed = spans.iter().find(|s| s.name == "tools/call nope").expect("the call's span");
+    assert_eq!(attribute(failed, "error.type").as_deref(), Some("-32602"));
+    assert!(matches!(failed.status, Status::Error { .. }), "{:?}", failed.status);
+}
