@@ -50,6 +50,8 @@ mod mrtr;
 mod outputs;
 mod session;
 mod tasks;
+#[cfg(feature = "opentelemetry")]
+mod trace;
 
 pub use client::{
     Client, ClientBuilder, ElicitationHandler, HandlerFuture, NotificationCallback, RootsHandler, SamplingHandler,

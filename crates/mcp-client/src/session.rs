@@ -198,6 +198,22 @@ impl ClientSession {
     /// One request in the session's revision (the engine adds the modern era's `_meta`); a
     /// `-32022` answer is retried once with a mutually supported version.
     pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Value, ClientError> {
+        #[cfg(feature = "opentelemetry")]
+        if let Outgoing::Typed(typed) = &request {
+            use tracing::Instrument;
+            let (span, meta) = crate::trace::client_span(typed, self.shared().version());
+            return self.send_with_meta(request, round, meta).instrument(span).await;
+        }
+        self.send_with_meta(request, round, Default::default()).await
+    }
+
+    /// [`Self::send`], with these `_meta` members (the trace context).
+    async fn send_with_meta(
+        &self,
+        request: Outgoing<'_>,
+        round: RoundInput,
+        meta: mcp_protocol::types::Meta,
+    ) -> Result<Value, ClientError> {
         let shared = self.shared();
         let progress = self.options.progress.clone();
         let mut retried = false;
@@ -215,7 +231,7 @@ impl ClientSession {
                 timeout: Some(self.timeout()),
                 progress: progress.is_some(),
                 round: round.clone(),
-                meta: Default::default(),
+                meta: meta.clone(),
                 headers,
             };
             let outgoing = match (&request, &custom) {

@@ -1,6 +1,7 @@
-//! The tracing layer as OpenTelemetry sees it (tracing-opentelemetry into the SDK's
-//! in-memory exporter): a server span per request, named and attributed as the semantic
-//! conventions for MCP say, continuing the caller's trace from `_meta`.
+//! The tracing layer and the client's spans as OpenTelemetry sees them (tracing-opentelemetry
+//! into the SDK's in-memory exporter): a server span per request, named and attributed as the
+//! semantic conventions for MCP say, continuing the caller's trace from `_meta`; a client span
+//! per request, whose context the client sends there.
 #![cfg(feature = "opentelemetry")]
 
 use mcp::server::middleware::TracingLayer;
@@ -8,6 +9,7 @@ use mcp::{tool, Server, TestClient};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
+use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// Echoes its text.
@@ -76,4 +78,34 @@ async fn a_failed_call_is_an_error_span() {
     let failed = spans.iter().find(|s| s.name == "tools/call nope").expect("the call's span");
     assert_eq!(attribute(failed, "error.type").as_deref(), Some("-32602"));
     assert!(matches!(failed.status, Status::Error { .. }), "{:?}", failed.status);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_is_one_trace_from_the_clients_application_to_the_server() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+
+    let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
+    let client = server.test_client().await.unwrap();
+    let app = tracing::info_span!("the application's work");
+    client.call_tool("echo", json!({"text": "hi"})).instrument(app.clone()).await.unwrap();
+    drop(app);
+    provider.force_flush().unwrap();
+
+    let spans = exporter.get_finished_spans().unwrap();
+    let find = |name: &str, kind: SpanKind| {
+        spans.iter().find(|s| s.name == name && s.span_kind == kind).unwrap_or_else(|| panic!("{name}: {spans:#?}"))
+    };
+    let app = find("the application's work", SpanKind::Internal);
+    let client_span = find("tools/call echo", SpanKind::Client);
+    let server_span = find("tools/call echo", SpanKind::Server);
+    let trace = app.span_context.trace_id();
+    assert_eq!(client_span.span_context.trace_id(), trace);
+    assert_eq!(server_span.span_context.trace_id(), trace);
+    assert_eq!(client_span.parent_span_id, app.span_context.span_id());
+    assert_eq!(server_span.parent_span_id, client_span.span_context.span_id());
+    assert_eq!(attribute(client_span, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(attribute(client_span, "mcp.method.name").as_deref(), Some("tools/call"));
 }
