@@ -20,6 +20,7 @@ use mcp_server::{Context, HandlerError, HandlerResult, InputRequest};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument;
 
 use crate::router::{CallRouter, Question, Registration};
 
@@ -182,10 +183,14 @@ where
     let (progress_tx, progress) = mpsc::unbounded_channel();
     let (done, outcome) = oneshot::channel();
     let upstream = start(ProgressSink(progress_tx));
-    let task = tokio::spawn(async move {
-        let result = upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>);
-        let _ = done.send(result);
-    });
+    // In the span of the downstream request: the upstream call continues its trace.
+    let task = tokio::spawn(
+        async move {
+            let result = upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>);
+            let _ = done.send(result);
+        }
+        .instrument(tracing::Span::current()),
+    );
     UpstreamCall {
         key,
         questions,
