@@ -95,6 +95,7 @@
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
 //! | `auth` | OAuth ([`auth`]) | no |
+//! | `opentelemetry` | trace context in `_meta`: the server's tracing layer continues the caller's trace, the client sends its span's (tracing-opentelemetry) | no |
 //!
 //! A stdio server needs only `default-features = false, features = ["server", "macros"]`:
 //! no HTTP stack, no TLS.
