@@ -109,3 +109,54 @@ async fn a_call_is_one_trace_from_the_clients_application_to_the_server() {
     assert_eq!(attribute(client_span, "gen_ai.tool.name").as_deref(), Some("echo"));
     assert_eq!(attribute(client_span, "mcp.method.name").as_deref(), Some("tools/call"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn operation_durations_are_recorded_by_method_tool_and_error() {
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+    // The layer takes its histogram from the global provider as it is when the layer is made.
+    // (The other tests of this binary may record there too: this one's tools are its own.)
+    opentelemetry::global::set_meter_provider(provider.clone());
+    /// Shouts its text.
+    #[tool]
+    fn shout(text: String) -> String {
+        text.to_uppercase()
+    }
+    let server = Server::builder("measured", "1.0").tool(shout).layer(TracingLayer::new()).build();
+    let client = server.test_client().await.unwrap();
+    client.call_tool("shout", json!({"text": "hi"})).await.unwrap();
+    client.call_tool("shout", json!({"text": "again"})).await.unwrap();
+    client.call_tool("not_measured_yet", json!({})).await.unwrap_err();
+    provider.force_flush().unwrap();
+
+    let exported = exporter.get_finished_metrics().unwrap();
+    let metric = exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|s| s.metrics())
+        .find(|m| m.name() == "mcp.server.operation.duration")
+        .expect("the histogram");
+    assert_eq!(metric.unit(), "s");
+    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+        panic!("a histogram of seconds: {:?}", metric.data())
+    };
+    let point = |tool: &str| {
+        histogram
+            .data_points()
+            .find(|p| p.attributes().any(|kv| kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == tool))
+            .unwrap_or_else(|| panic!("a point for {tool}"))
+    };
+    let attribute = |p: &opentelemetry_sdk::metrics::data::HistogramDataPoint<f64>, key: &str| {
+        p.attributes().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+    };
+    let shouted = point("shout");
+    assert_eq!(shouted.count(), 2);
+    assert_eq!(attribute(shouted, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(attribute(shouted, "error.type"), None);
+    let nope = point("not_measured_yet");
+    assert_eq!(nope.count(), 1);
+    assert_eq!(attribute(nope, "error.type").as_deref(), Some("-32602"));
+}

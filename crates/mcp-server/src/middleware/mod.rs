@@ -29,6 +29,8 @@
 //! [`crate::ServerConfig::max_in_flight`] (refused at once), or by tower's
 //! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused).
 
+#[cfg(feature = "opentelemetry")]
+mod metrics;
 mod rate_limit;
 mod request;
 mod response;

@@ -41,13 +41,30 @@ const TOOL_ERROR: &str = "tool_error";
 /// With the `opentelemetry` feature, and `tracing-opentelemetry` in the subscriber, the span
 /// continues the caller's trace: a valid W3C `traceparent` in the request's `_meta` (with
 /// its `tracestate`) becomes its remote parent. A missing or malformed one starts a trace.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TracingLayer;
+///
+/// With the `opentelemetry` feature it also records the `mcp.server.operation.duration`
+/// histogram of the conventions (seconds; `mcp.method.name`, `mcp.protocol.version`,
+/// `gen_ai.tool.name` or `gen_ai.prompt.name`, `error.type`) on the global meter provider,
+/// as set when the layer is made.
+#[derive(Debug, Clone)]
+pub struct TracingLayer {
+    #[cfg(feature = "opentelemetry")]
+    durations: super::metrics::Durations,
+}
 
 impl TracingLayer {
     /// The layer.
     pub fn new() -> Self {
-        Self
+        Self {
+            #[cfg(feature = "opentelemetry")]
+            durations: super::metrics::Durations::server(),
+        }
+    }
+}
+
+impl Default for TracingLayer {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -55,7 +72,11 @@ impl<S> Layer<S> for TracingLayer {
     type Service = Tracing<S>;
 
     fn layer(&self, inner: S) -> Tracing<S> {
-        Tracing { inner }
+        Tracing {
+            inner,
+            #[cfg(feature = "opentelemetry")]
+            durations: self.durations.clone(),
+        }
     }
 }
 
@@ -63,6 +84,8 @@ impl<S> Layer<S> for TracingLayer {
 #[derive(Debug, Clone)]
 pub struct Tracing<S> {
     inner: S,
+    #[cfg(feature = "opentelemetry")]
+    durations: super::metrics::Durations,
 }
 
 impl<S> Service<McpRequest> for Tracing<S>
@@ -81,6 +104,8 @@ where
 
     fn call(&mut self, request: McpRequest) -> Self::Future {
         let span = span_of(&request);
+        #[cfg(feature = "opentelemetry")]
+        let measurement = self.durations.start(request.message(), request.revision());
         let answer = {
             let _entered = span.enter();
             self.inner.call(request)
@@ -95,10 +120,12 @@ where
                     Ok(_) => None,
                     Err(e) => Some(mcp_protocol::error::chain(&**e)),
                 };
-                if let Some(error) = error {
+                if let Some(error) = &error {
                     span.record("error.type", error.as_str());
                     span.record("otel.status_code", "ERROR");
                 }
+                #[cfg(feature = "opentelemetry")]
+                measurement.finish(error.as_deref());
                 answer
             }
             .instrument(span),
