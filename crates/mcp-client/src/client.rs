@@ -32,6 +32,10 @@ pub type NotificationCallback = Arc<dyn Fn(&ServerNotification) + Send + Sync>;
 
 /// Settings and handlers shared by every session of a client.
 pub(crate) struct Config {
+    /// Where the durations of requests go (the global meter provider as it was when the
+    /// client was built).
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) durations: Option<opentelemetry::metrics::Histogram<f64>>,
     pub(crate) info: Implementation,
     pub(crate) pinned: Option<ProtocolVersion>,
     /// With a pinned legacy revision: accept another legacy revision the server answers.
@@ -128,6 +132,8 @@ impl Client {
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
             config: Config {
+                #[cfg(feature = "opentelemetry")]
+                durations: None,
                 info: Implementation::new(name, version),
                 pinned: None,
                 accept_negotiated: false,
@@ -342,7 +348,13 @@ impl ClientBuilder {
 
     /// Builds the client.
     pub fn build(self) -> Client {
-        Client { config: Arc::new(self.config) }
+        #[allow(unused_mut)]
+        let mut config = self.config;
+        #[cfg(feature = "opentelemetry")]
+        {
+            config.durations = Some(crate::trace::durations());
+        }
+        Client { config: Arc::new(config) }
     }
 }
 

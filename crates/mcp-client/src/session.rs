@@ -199,10 +199,20 @@ impl ClientSession {
     /// `-32022` answer is retried once with a mutually supported version.
     pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Value, ClientError> {
         #[cfg(feature = "opentelemetry")]
-        if let Outgoing::Typed(typed) = &request {
+        if let Some(typed) = match &request {
+            Outgoing::Typed(typed) => Some(*typed),
+            Outgoing::Custom(..) => None,
+        } {
             use tracing::Instrument;
-            let (span, meta) = crate::trace::client_span(typed, self.shared().version());
-            return self.send_with_meta(request, round, meta).instrument(span).await;
+            let revision = self.shared().version();
+            let (span, meta) = crate::trace::client_span(typed, revision);
+            let started = std::time::Instant::now();
+            let result = self.send_with_meta(request, round, meta).instrument(span).await;
+            let error = result.as_ref().err().map(|e| e.code().unwrap_or(mcp_protocol::error::INTERNAL_ERROR));
+            if let Some(durations) = &self.config().durations {
+                crate::trace::record(durations, typed, revision, started, error);
+            }
+            return result;
         }
         self.send_with_meta(request, round, Default::default()).await
     }

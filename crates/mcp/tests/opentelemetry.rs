@@ -117,7 +117,8 @@ async fn operation_durations_are_recorded_by_method_tool_and_error() {
 
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
-    // The layer takes its histogram from the global provider as it is when the layer is made.
+    // The layer and the client take their histograms from the global provider as it is when
+    // they are made.
     // (The other tests of this binary may record there too: this one's tools are its own.)
     opentelemetry::global::set_meter_provider(provider.clone());
     /// Shouts its text.
@@ -133,30 +134,33 @@ async fn operation_durations_are_recorded_by_method_tool_and_error() {
     provider.force_flush().unwrap();
 
     let exported = exporter.get_finished_metrics().unwrap();
-    let metric = exported
-        .iter()
-        .flat_map(|r| r.scope_metrics())
-        .flat_map(|s| s.metrics())
-        .find(|m| m.name() == "mcp.server.operation.duration")
-        .expect("the histogram");
-    assert_eq!(metric.unit(), "s");
-    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-        panic!("a histogram of seconds: {:?}", metric.data())
-    };
-    let point = |tool: &str| {
-        histogram
-            .data_points()
-            .find(|p| p.attributes().any(|kv| kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == tool))
-            .unwrap_or_else(|| panic!("a point for {tool}"))
-    };
-    let attribute = |p: &opentelemetry_sdk::metrics::data::HistogramDataPoint<f64>, key: &str| {
-        p.attributes().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
-    };
-    let shouted = point("shout");
-    assert_eq!(shouted.count(), 2);
-    assert_eq!(attribute(shouted, "mcp.method.name").as_deref(), Some("tools/call"));
-    assert_eq!(attribute(shouted, "error.type"), None);
-    let nope = point("not_measured_yet");
-    assert_eq!(nope.count(), 1);
-    assert_eq!(attribute(nope, "error.type").as_deref(), Some("-32602"));
+    // The server's and the client's histograms: the same calls, seen from both ends.
+    for name in ["mcp.server.operation.duration", "mcp.client.operation.duration"] {
+        let metric = exported
+            .iter()
+            .flat_map(|r| r.scope_metrics())
+            .flat_map(|s| s.metrics())
+            .find(|m| m.name() == name)
+            .unwrap_or_else(|| panic!("the histogram {name}"));
+        assert_eq!(metric.unit(), "s");
+        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+            panic!("{name}: a histogram of seconds: {:?}", metric.data())
+        };
+        let point = |tool: &str| {
+            histogram
+                .data_points()
+                .find(|p| p.attributes().any(|kv| kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == tool))
+                .unwrap_or_else(|| panic!("{name}: a point for {tool}"))
+        };
+        let attribute = |p: &opentelemetry_sdk::metrics::data::HistogramDataPoint<f64>, key: &str| {
+            p.attributes().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+        };
+        let shouted = point("shout");
+        assert_eq!(shouted.count(), 2, "{name}");
+        assert_eq!(attribute(shouted, "mcp.method.name").as_deref(), Some("tools/call"), "{name}");
+        assert_eq!(attribute(shouted, "error.type"), None, "{name}");
+        let nope = point("not_measured_yet");
+        assert_eq!(nope.count(), 1, "{name}");
+        assert_eq!(attribute(nope, "error.type").as_deref(), Some("-32602"), "{name}");
+    }
 }
