@@ -15,9 +15,10 @@ use crate::refusal::Refusal;
 use crate::server::Server;
 use crate::tasks::{self, ToolPlan};
 
-/// Serves one request. A tool's arguments are taken out of `request` unless the request may
-/// need to be fingerprinted afterwards (a multi-round request that asks the client).
-pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: &Context) -> Answer {
+/// Serves one request. A tool's arguments are taken out of `request` unless `keep` says the
+/// request may be needed afterwards (a multi-round request is fingerprinted when it asks the
+/// client).
+pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: &Context, keep: bool) -> Answer {
     let inner = &server.inner;
     let page_size = inner.config.page_size;
     let answer = |r: Result<ServerResult, Refusal>| Answer::from(r);
@@ -26,7 +27,7 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
             let Some(entry) = inner.tools.get(&call.name) else {
                 return Answer::Refused(Refusal::UnknownTool(call.name.clone()));
             };
-            let arguments = match ctx.has_round() {
+            let arguments = match keep {
                 true => call.arguments.clone(),
                 false => call.arguments.take(),
             };

@@ -77,7 +77,8 @@ impl Service<McpRequest> for Handlers {
     fn call(&mut self, request: McpRequest) -> Self::Future {
         Box::pin(async move {
             let McpRequest { mut message, context, server, .. } = request;
-            let answer = handle(&server, &mut message, &context).await;
+            // The message is the stack's own: a multi-round request was copied before it.
+            let answer = handle(&server, &mut message, &context, false).await;
             Ok(match answer {
                 Answer::Result(result) => McpResponse::Result(result),
                 Answer::Refused(refusal) => McpResponse::Error(refusal.into_error(context.revision())),
@@ -88,9 +89,10 @@ impl Service<McpRequest> for Handlers {
     }
 }
 
-/// Serves `request` from the registries; a panic of its handler fails it alone.
-async fn handle(server: &Server, request: &mut ClientRequest, ctx: &Context) -> Answer {
-    match AssertUnwindSafe(dispatch(server, request, ctx)).catch_unwind().await {
+/// Serves `request` from the registries (`keep`: leaving it whole); a panic of its handler
+/// fails it alone.
+async fn handle(server: &Server, request: &mut ClientRequest, ctx: &Context, keep: bool) -> Answer {
+    match AssertUnwindSafe(dispatch(server, request, ctx, keep)).catch_unwind().await {
         Ok(answer) => answer,
         Err(payload) => panic::answer(request, &*payload),
     }
@@ -99,7 +101,7 @@ async fn handle(server: &Server, request: &mut ClientRequest, ctx: &Context) -> 
 /// Serves one request: through the server's layers if it has any, else directly.
 pub(crate) async fn serve(server: &Server, served: &mut ServedRequest, ctx: &Context) -> Answer {
     match &server.inner.stack {
-        None => handle(server, &mut served.request, ctx).await,
+        None => handle(server, &mut served.request, ctx, ctx.has_round()).await,
         Some(stack) => through(stack, server, served, ctx).await,
     }
 }
