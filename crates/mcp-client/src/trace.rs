@@ -5,6 +5,10 @@
 //! histogram, on the global meter provider.
 
 use mcp_protocol::message::ClientRequest;
+use mcp_protocol::telemetry::{
+    self, SpanName, CLIENT_DURATION, DURATION_BOUNDARIES, ERROR_TYPE, EXECUTE_TOOL, METHOD_NAME, OPERATION_NAME,
+    PROTOCOL_VERSION,
+};
 use mcp_protocol::trace_context::{TraceParent, TRACEPARENT, TRACESTATE};
 use mcp_protocol::types::Meta;
 use mcp_protocol::ProtocolVersion;
@@ -20,15 +24,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// (none when nothing records the span as OpenTelemetry).
 pub(crate) fn client_span(request: &ClientRequest, revision: ProtocolVersion) -> (tracing::Span, Meta) {
     let method = request.method();
-    let target = match request {
-        ClientRequest::CallTool(call) => Some(call.name.as_str()),
-        ClientRequest::GetPrompt(get) => Some(get.name.as_str()),
-        _ => None,
-    };
-    let name = match target {
-        Some(target) => format!("{method} {target}"),
-        None => method.as_str().to_owned(),
-    };
+    let name = SpanName::of(request);
     let span = tracing::info_span!(
         target: "mcp::client",
         "mcp.client.request",
@@ -40,15 +36,11 @@ pub(crate) fn client_span(request: &ClientRequest, revision: ProtocolVersion) ->
         gen_ai.operation.name = Empty,
         gen_ai.prompt.name = Empty,
     );
-    match request {
-        ClientRequest::CallTool(call) => {
-            span.record("gen_ai.tool.name", call.name.as_str());
-            span.record("gen_ai.operation.name", "execute_tool");
-        }
-        ClientRequest::GetPrompt(get) => {
-            span.record("gen_ai.prompt.name", get.name.as_str());
-        }
-        _ => {}
+    if let Some((attribute, name)) = telemetry::target(request) {
+        span.record(attribute, name);
+    }
+    if let ClientRequest::CallTool(_) = request {
+        span.record(OPERATION_NAME, EXECUTE_TOOL);
     }
     let meta = meta_of(&span);
     (span, meta)
@@ -76,18 +68,13 @@ fn meta_of(span: &tracing::Span) -> Meta {
     meta
 }
 
-/// The histogram's name.
-const CLIENT_DURATION: &str = "mcp.client.operation.duration";
-/// The bucket boundaries the conventions advise, in seconds.
-const BOUNDARIES: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
-
 /// The client's histogram, on the global meter provider as it is now.
 pub(crate) fn durations() -> Histogram<f64> {
     opentelemetry::global::meter("mcp")
         .f64_histogram(CLIENT_DURATION)
         .with_unit("s")
         .with_description("The duration of an MCP request as the client sees it")
-        .with_boundaries(BOUNDARIES.to_vec())
+        .with_boundaries(DURATION_BOUNDARIES.to_vec())
         .build()
 }
 
@@ -101,16 +88,14 @@ pub(crate) fn record(
     error: Option<i64>,
 ) {
     let mut attributes = vec![
-        KeyValue::new("mcp.method.name", request.method().as_str().to_owned()),
-        KeyValue::new("mcp.protocol.version", revision.as_str()),
+        KeyValue::new(METHOD_NAME, request.method().as_str().to_owned()),
+        KeyValue::new(PROTOCOL_VERSION, revision.as_str()),
     ];
-    match request {
-        ClientRequest::CallTool(call) => attributes.push(KeyValue::new("gen_ai.tool.name", call.name.clone())),
-        ClientRequest::GetPrompt(get) => attributes.push(KeyValue::new("gen_ai.prompt.name", get.name.clone())),
-        _ => {}
+    if let Some((attribute, name)) = telemetry::target(request) {
+        attributes.push(KeyValue::new(attribute, name.to_owned()));
     }
     if let Some(code) = error {
-        attributes.push(KeyValue::new("error.type", code.to_string()));
+        attributes.push(KeyValue::new(ERROR_TYPE, code.to_string()));
     }
     durations.record(started.elapsed().as_secs_f64(), &attributes);
 }

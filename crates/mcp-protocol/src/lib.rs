@@ -24,6 +24,7 @@ pub mod jsonrpc;
 pub mod message;
 pub mod method;
 pub mod revision;
+pub mod telemetry;
 pub mod trace_context;
 pub mod types;
 pub mod uri_template;

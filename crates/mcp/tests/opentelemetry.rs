@@ -18,16 +18,22 @@ fn echo(text: String) -> String {
     text
 }
 
+/// This thread's spans go to OpenTelemetry, exported in memory, until the guard drops.
+fn spans_in_memory() -> (InMemorySpanExporter, SdkTracerProvider, tracing::subscriber::DefaultGuard) {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    (exporter, provider, guard)
+}
+
 fn attribute(span: &SpanData, key: &str) -> Option<String> {
     span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_server_span_continues_the_trace_named_in_meta() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    let (exporter, provider, _guard) = spans_in_memory();
 
     let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
     let client = server.test_client().await.unwrap();
@@ -65,10 +71,7 @@ async fn the_server_span_continues_the_trace_named_in_meta() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failed_call_is_an_error_span() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    let (exporter, provider, _guard) = spans_in_memory();
 
     let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
     let client = server.test_client().await.unwrap();
@@ -82,10 +85,7 @@ async fn a_failed_call_is_an_error_span() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_is_one_trace_from_the_clients_application_to_the_server() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    let (exporter, provider, _guard) = spans_in_memory();
 
     let server = Server::builder("traced", "1.0").tool(echo).layer(TracingLayer::new()).build();
     let client = server.test_client().await.unwrap();

@@ -5,14 +5,10 @@
 use std::time::Instant;
 
 use mcp_protocol::message::ClientRequest;
+use mcp_protocol::telemetry::{self, DURATION_BOUNDARIES, ERROR_TYPE, METHOD_NAME, PROTOCOL_VERSION, SERVER_DURATION};
 use mcp_protocol::{Method, ProtocolVersion};
 use opentelemetry::metrics::Histogram;
 use opentelemetry::KeyValue;
-
-/// The histogram's name.
-const SERVER_DURATION: &str = "mcp.server.operation.duration";
-/// The bucket boundaries the conventions advise, in seconds.
-const BOUNDARIES: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
 /// Where the server's operation durations go.
 #[derive(Clone)]
@@ -31,18 +27,14 @@ impl Durations {
             .f64_histogram(SERVER_DURATION)
             .with_unit("s")
             .with_description("The duration of an MCP request as the server sees it")
-            .with_boundaries(BOUNDARIES.to_vec())
+            .with_boundaries(DURATION_BOUNDARIES.to_vec())
             .build();
         Self(histogram)
     }
 
     /// A measurement of `request` begun now.
     pub(crate) fn start(&self, request: &ClientRequest, revision: ProtocolVersion) -> Measurement {
-        let target = match request {
-            ClientRequest::CallTool(call) => Some(("gen_ai.tool.name", call.name.clone())),
-            ClientRequest::GetPrompt(get) => Some(("gen_ai.prompt.name", get.name.clone())),
-            _ => None,
-        };
+        let target = telemetry::target(request).map(|(attribute, name)| (attribute, name.to_owned()));
         Measurement { durations: self.clone(), started: Instant::now(), method: request.method(), revision, target }
     }
 }
@@ -60,14 +52,14 @@ impl Measurement {
     /// Records the request's duration, with its `error.type` if it failed.
     pub(crate) fn finish(self, error: Option<&str>) {
         let mut attributes = vec![
-            KeyValue::new("mcp.method.name", self.method.as_str().to_owned()),
-            KeyValue::new("mcp.protocol.version", self.revision.as_str()),
+            KeyValue::new(METHOD_NAME, self.method.as_str().to_owned()),
+            KeyValue::new(PROTOCOL_VERSION, self.revision.as_str()),
         ];
         if let Some((key, value)) = self.target {
             attributes.push(KeyValue::new(key, value));
         }
         if let Some(error) = error {
-            attributes.push(KeyValue::new("error.type", error.to_owned()));
+            attributes.push(KeyValue::new(ERROR_TYPE, error.to_owned()));
         }
         self.durations.0.record(self.started.elapsed().as_secs_f64(), &attributes);
     }

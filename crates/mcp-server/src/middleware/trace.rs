@@ -5,17 +5,13 @@ use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
 use mcp_protocol::message::ClientRequest;
+use mcp_protocol::telemetry::{self, SpanName, ERROR_TYPE, EXECUTE_TOOL, OPERATION_NAME, TOOL_ERROR};
 use mcp_protocol::Method;
 use tower::{Layer, Service};
 use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::{BoxError, McpRequest, McpResponse};
-
-/// The `gen_ai.operation.name` of a tool call.
-const EXECUTE_TOOL: &str = "execute_tool";
-/// The `error.type` of a tool call whose result is an error (`isError: true`).
-const TOOL_ERROR: &str = "tool_error";
 
 /// Runs each request in a `tracing` span named `mcp.server.request` at `info` level, target
 /// `mcp::server`, with the attributes of the OpenTelemetry semantic conventions for MCP
@@ -121,7 +117,7 @@ where
                     Err(e) => Some(mcp_protocol::error::chain(&**e)),
                 };
                 if let Some(error) = &error {
-                    span.record("error.type", error.as_str());
+                    span.record(ERROR_TYPE, error.as_str());
                     span.record("otel.status_code", "ERROR");
                 }
                 #[cfg(feature = "opentelemetry")]
@@ -157,30 +153,11 @@ fn continue_trace(span: &tracing::Span, meta: &mcp_protocol::message::RequestMet
     let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(caller));
 }
 
-/// A span's name, `{mcp.method.name} {target}`, written only if the span is recorded.
-struct SpanName<'a> {
-    method: Method,
-    target: Option<&'a str>,
-}
-
-impl std::fmt::Display for SpanName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.target {
-            Some(target) => write!(f, "{} {target}", self.method),
-            None => f.write_str(self.method.as_str()),
-        }
-    }
-}
-
 /// The span of `request`, its attributes set but the outcome's.
 fn span_of(request: &McpRequest) -> tracing::Span {
     let method = request.method();
-    let target = match request.message() {
-        ClientRequest::CallTool(call) => Some(call.name.as_str()),
-        ClientRequest::GetPrompt(get) => Some(get.name.as_str()),
-        _ => None,
-    };
-    let name = SpanName { method, target };
+    // Written only if the span is recorded.
+    let name = SpanName::of(request.message());
     let ctx = request.context();
     let span = tracing::info_span!(
         target: "mcp::server",
@@ -203,13 +180,12 @@ fn span_of(request: &McpRequest) -> tracing::Span {
     }
     #[cfg(feature = "opentelemetry")]
     continue_trace(&span, request.meta());
+    if let Some((attribute, name)) = telemetry::target(request.message()) {
+        span.record(attribute, name);
+    }
     match request.message() {
-        ClientRequest::CallTool(call) => {
-            span.record("gen_ai.tool.name", call.name.as_str());
-            span.record("gen_ai.operation.name", EXECUTE_TOOL);
-        }
-        ClientRequest::GetPrompt(get) => {
-            span.record("gen_ai.prompt.name", get.name.as_str());
+        ClientRequest::CallTool(_) => {
+            span.record(OPERATION_NAME, EXECUTE_TOOL);
         }
         ClientRequest::ReadResource(read) if method == Method::ReadResource => {
             span.record("mcp.resource.uri", read.uri.as_str());
