@@ -6,3 +6,4 @@ pub mod cli;
 pub mod limits;
 pub mod proxy;
 pub mod reference;
+pub mod telemetry;

@@ -2,6 +2,7 @@
 
 use mcp_cli::cli::ClientCommand;
 use mcp_cli::reference;
+use mcp_cli::telemetry::{Telemetry, TelemetryOptions};
 
 use std::process::ExitCode;
 
@@ -58,6 +59,8 @@ enum Command {
         http_options: mcp_cli::proxy::HttpOptions,
         #[command(flatten)]
         limits: mcp_cli::limits::LimitOptions,
+        #[command(flatten)]
+        telemetry: TelemetryOptions,
         /// Speak only the stateless 2026-07-28 revision: `initialize` is refused (with the
         /// supported versions), as a modern-only server would.
         #[arg(long)]
@@ -84,45 +87,71 @@ enum Command {
         connect: mcp_cli::cli::args::ConnectOptions,
         #[command(flatten)]
         limits: mcp_cli::limits::LimitOptions,
+        #[command(flatten)]
+        telemetry: TelemetryOptions,
     },
     #[command(flatten)]
     Client(ClientCommand),
 }
 
-fn init_tracing() {
+fn init_tracing(telemetry: &Telemetry) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     // stdout carries protocol messages only: every diagnostic goes to stderr.
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).with_filter(filter);
+    tracing_subscriber::registry().with(telemetry.layer()).with(fmt).init();
+}
+
+/// Starts the telemetry `options` ask for, or says why it cannot (exit code 2).
+fn start_telemetry(options: &TelemetryOptions, command: &str, service_name: &str) -> Result<Telemetry, ExitCode> {
+    Telemetry::start(options, service_name).map_err(|e| {
+        eprintln!("{command}: {e}");
+        ExitCode::from(2)
+    })
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
-        Command::Serve { http, http_options, limits, modern_only } => {
-            init_tracing();
-            let server = || reference::server_from(limits.apply(reference::builder()), modern_only);
-            match http {
+        Command::Serve { http, http_options, limits, modern_only, telemetry } => {
+            let telemetry = match start_telemetry(&telemetry, "mcp serve", "mcp-serve") {
+                Ok(t) => t,
+                Err(code) => return code,
+            };
+            init_tracing(&telemetry);
+            let server = || reference::server_from(telemetry.apply(limits.apply(reference::builder())), modern_only);
+            let code = match http {
                 Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, &http_options, server()))),
                 // One client on one stream: one thread serves it with the least handing over.
                 None => with_runtime(false, |rt| rt.block_on(serve_stdio(server()))),
-            }
+            };
+            telemetry.shutdown();
+            code
         }
-        Command::Proxy { target, http, stdio: _, http_options, connect, limits } => {
+        Command::Proxy { target, http, stdio: _, http_options, connect, limits, telemetry } => {
+            let telemetry = match start_telemetry(&telemetry, "mcp proxy", "mcp-proxy") {
+                Ok(t) => t,
+                Err(code) => return code,
+            };
             let listen = match http {
                 Some(addr) => mcp_cli::proxy::Listen::Http { addr, options: http_options },
                 None => mcp_cli::proxy::Listen::Stdio,
             };
             // Its own diagnostics: the -v trace of the upstream traffic.
-            let ui = mcp_cli::proxy::init_diagnostics(&connect);
-            with_runtime(true, |rt| {
+            let ui = mcp_cli::proxy::init_diagnostics(&connect, &telemetry);
+            let code = with_runtime(true, |rt| {
                 rt.block_on(async {
                     // Listened for from the start: a signal never finds the default action.
                     let stop = mcp_cli::cli::interrupted();
-                    mcp_cli::proxy::run(&target, &connect, &limits, ui, listen, stop).await
+                    mcp_cli::proxy::run(&target, &connect, &limits, &telemetry, ui, listen, stop).await
                 })
-            })
+            });
+            telemetry.shutdown();
+            code
         }
     }
 }

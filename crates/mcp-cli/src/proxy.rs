@@ -16,6 +16,7 @@ use crate::cli::error::chain;
 use crate::cli::target::{self, Opened, Target};
 use crate::cli::trace;
 use crate::cli::ui::Ui;
+use crate::telemetry::Telemetry;
 
 /// Where the proxy serves.
 pub enum Listen {
@@ -110,10 +111,10 @@ fn fail(message: String) -> ExitCode {
 
 /// Sets up the proxy's diagnostics on stderr (before anything is logged): the libraries'
 /// warnings, and with `-v` the upstream process's stderr lines. The returned [`Ui`] is the
-/// one [`run`] traces on.
-pub fn init_diagnostics(options: &ConnectOptions) -> Arc<Ui> {
+/// one [`run`] traces on. With `telemetry` exporting, the protocol's spans are exported too.
+pub fn init_diagnostics(options: &ConnectOptions, telemetry: &Telemetry) -> Arc<Ui> {
     let ui = Arc::new(Ui::new(options.verbose, None));
-    trace::init(ui.clone());
+    trace::init(ui.clone(), telemetry.layer());
     ui
 }
 
@@ -124,6 +125,7 @@ pub async fn run(
     target_text: &str,
     options: &ConnectOptions,
     limits: &crate::limits::LimitOptions,
+    telemetry: &Telemetry,
     ui: Arc<Ui>,
     listen: Listen,
     terminated: impl std::future::Future<Output = ()>,
@@ -154,10 +156,11 @@ pub async fn run(
         Err(_) => return fail(format!("{} did not complete the handshake in time", target.label())),
     };
     eprintln!("mcp proxy: upstream {} speaks {} ({:?} era)", target.label(), session.protocol_version(), session.era());
-    let bridge = match Bridge::mirror_with(session.clone(), router, |builder| limits.apply(builder)).await {
-        Ok(b) => b,
-        Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
-    };
+    let bridge =
+        match Bridge::mirror_with(session.clone(), router, |builder| telemetry.apply(limits.apply(builder))).await {
+            Ok(b) => b,
+            Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
+        };
     let code = match listen {
         Listen::Stdio => {
             tokio::select! {

@@ -32,7 +32,7 @@ use error::{CliError, Exit};
 pub fn run(command: ClientCommand) -> ExitCode {
     let options = command.connect_options().clone();
     let ui = Arc::new(ui::Ui::new(options.verbose, options.log_level.level()));
-    trace::init(ui.clone());
+    trace::init(ui.clone(), None);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -10,7 +10,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{filter, Layer};
+use tracing_subscriber::{filter, Layer, Registry};
 
 use super::ui::{Direction, Ui};
 
@@ -53,8 +53,9 @@ pub fn tee(connection: Connection, ui: Arc<Ui>) -> Connection {
 
 /// Sets up diagnostics for a client command: the child server's stderr lines go to `ui`
 /// (kept for error messages, shown at `-v`); the client library's warnings (and at `-vv`
-/// its debug log) go to stderr. `MCP_LOG` overrides the library filter.
-pub fn init(ui: Arc<Ui>) {
+/// its debug log) go to stderr. `MCP_LOG` overrides the library filter. `export`, if any,
+/// is one more layer (the OpenTelemetry export of `mcp proxy`).
+pub fn init(ui: Arc<Ui>, export: Option<Box<dyn Layer<Registry> + Send + Sync>>) {
     let library = match ui.verbose() {
         0 | 1 => "warn",
         _ => "warn,mcp_client=debug,mcp_transport=debug",
@@ -69,7 +70,7 @@ pub fn init(ui: Arc<Ui>) {
         .with_filter(env)
         .with_filter(filter::filter_fn(|m| m.target() != CHILD_TARGET));
     let child = ChildStderr { ui }.with_filter(filter::filter_fn(|m| m.target() == CHILD_TARGET));
-    let _ = tracing_subscriber::registry().with(fmt).with(child).try_init();
+    let _ = tracing_subscriber::registry().with(export).with(fmt).with(child).try_init();
 }
 
 /// Hands the child's stderr lines (logged by `mcp_transport::child`) to the UI.
