@@ -120,6 +120,11 @@ impl Gateway {
         self.upstreams.read().iter().filter_map(|u| u.namespace.prefix().map(str::to_owned)).collect()
     }
 
+    /// The session in use now of the server mounted under `prefix`.
+    pub fn session(&self, prefix: &str) -> Option<ClientSession> {
+        self.upstreams.read().iter().find(|u| u.namespace.prefix() == Some(prefix)).map(|u| u.session())
+    }
+
     /// Mounts the server `connect` opens under `prefix`. Fails, mounting nothing, if the
     /// first connection fails; later drops are re-established (see the module's docs).
     pub async fn mount(&self, prefix: &str, connect: impl Connect) -> Result<(), MountError> {

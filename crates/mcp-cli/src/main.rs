@@ -68,12 +68,13 @@ enum Command {
     },
     /// Serve any MCP server again, on stdio or HTTP, translating transports and eras.
     #[command(
-        after_help = "Examples:\n  mcp proxy \"npx -y @modelcontextprotocol/server-everything\" --http 127.0.0.1:3000\n  mcp proxy http://127.0.0.1:3000/mcp --stdio"
+        after_help = "Examples:\n  mcp proxy \"npx -y @modelcontextprotocol/server-everything\" --http 127.0.0.1:3000\n  mcp proxy http://127.0.0.1:3000/mcp --stdio\n  mcp proxy --config mcp.json --http 3000   # every server of the file, as a gateway"
     )]
     Proxy {
         /// The server: a quoted command line, a server name from an mcpServers config, or an
-        /// http(s) URL.
-        target: String,
+        /// http(s) URL. Without it, `--config FILE` is required and every server of the file
+        /// is served at once, each under its name as prefix (`everything_echo`).
+        target: Option<String>,
         /// Serve Streamable HTTP (both eras, at /mcp) and HTTP+SSE (at /sse) on this address.
         #[arg(long, value_name = "ADDR", conflicts_with = "stdio", required_unless_present = "stdio")]
         http: Option<String>,
@@ -147,7 +148,18 @@ fn main() -> ExitCode {
                 rt.block_on(async {
                     // Listened for from the start: a signal never finds the default action.
                     let stop = mcp_cli::cli::interrupted();
-                    mcp_cli::proxy::run(&target, &connect, &limits, &telemetry, ui, listen, stop).await
+                    match (&target, &connect.config) {
+                        (Some(target), _) => {
+                            mcp_cli::proxy::run(target, &connect, &limits, &telemetry, ui, listen, stop).await
+                        }
+                        (None, Some(file)) => {
+                            mcp_cli::proxy::run_gateway(file, &connect, &limits, &telemetry, ui, listen, stop).await
+                        }
+                        (None, None) => {
+                            eprintln!("mcp proxy: give a TARGET, or --config FILE to serve every server it names");
+                            ExitCode::from(2)
+                        }
+                    }
                 })
             });
             telemetry.shutdown();

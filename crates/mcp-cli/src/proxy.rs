@@ -104,6 +104,147 @@ pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
     config
 }
 
+/// `mcp proxy --config FILE`: every server of the file behind one endpoint, each mounted
+/// under its name as prefix (see [`mcp_bridge::Gateway`]). Every server must connect at
+/// start (exit 3 naming those that did not); one that drops later is connected again.
+pub async fn run_gateway(
+    config_path: &std::path::Path,
+    options: &ConnectOptions,
+    limits: &crate::limits::LimitOptions,
+    telemetry: &Telemetry,
+    ui: Arc<Ui>,
+    listen: Listen,
+    terminated: impl std::future::Future<Output = ()>,
+) -> ExitCode {
+    let file = match crate::cli::config::load(config_path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mcp proxy: {}: {e}", config_path.display());
+            return ExitCode::from(2);
+        }
+    };
+    if file.servers.is_empty() {
+        eprintln!("mcp proxy: {} names no server", config_path.display());
+        return ExitCode::from(2);
+    }
+    let mut targets = Vec::new();
+    for name in file.servers.keys() {
+        if let Err(e) = mcp_bridge::Namespace::prefixed(name.as_str()) {
+            eprintln!("mcp proxy: server `{name}`: {e}");
+            return ExitCode::from(2);
+        }
+        match target::resolve(name, options) {
+            Ok(t) => targets.push((name.clone(), t)),
+            Err(e) => {
+                eprintln!("mcp proxy: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let gateway =
+        mcp_bridge::Gateway::new("mcp-proxy", env!("CARGO_PKG_VERSION"), |b| telemetry.apply(limits.apply(b)));
+    let children: Arc<parking_lot::Mutex<Vec<mcp_transport::child::ChildProcess>>> = Arc::default();
+    let mounts = targets.iter().map(|(name, target)| {
+        let connect = connector(target.clone(), options, ui.clone(), children.clone());
+        let gateway = &gateway;
+        async move { (name, target.label(), gateway.mount(name, connect).await) }
+    });
+    let mut failed = false;
+    for (name, label, outcome) in futures::future::join_all(mounts).await {
+        match outcome {
+            Ok(()) => {
+                let session = gateway.session(name);
+                let speaks =
+                    session.map(|s| format!("{} ({:?} era)", s.protocol_version(), s.era())).unwrap_or_default();
+                eprintln!("mcp proxy: upstream {label} speaks {speaks}, mounted under {name}_");
+            }
+            Err(e) => {
+                eprintln!("mcp proxy: {label}: {}", chain(&e));
+                failed = true;
+            }
+        }
+    }
+    let code = if failed {
+        ExitCode::from(3)
+    } else {
+        serve(gateway.server().clone(), listen, terminated, std::future::pending()).await
+    };
+    gateway.close().await;
+    let children = std::mem::take(&mut *children.lock());
+    futures::future::join_all(children.into_iter().map(|c| async move {
+        let _ = c.close(std::time::Duration::from_secs(2)).await;
+    }))
+    .await;
+    code
+}
+
+/// Opens `target` for the gateway (each time it is mounted or connected again), with the
+/// proxy's client options; a server process started is kept in `children`, to be ended
+/// with the proxy.
+fn connector(
+    target: Target,
+    options: &ConnectOptions,
+    ui: Arc<Ui>,
+    children: Arc<parking_lot::Mutex<Vec<mcp_transport::child::ChildProcess>>>,
+) -> impl mcp_bridge::Connect {
+    let (timeout, pin) = (options.timeout, options.protocol_version);
+    move |router: CallRouter| {
+        let (target, ui, children) = (target.clone(), ui.clone(), children.clone());
+        async move {
+            let Opened { connection, child } =
+                target::open(&target).map_err(|e| mcp_client::ClientError::Io(std::io::Error::other(e.to_string())))?;
+            let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
+            children.lock().extend(child);
+            let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), &router).request_timeout(timeout);
+            if let Some(v) = pin {
+                builder = builder.protocol_version(v).accept_negotiated(true);
+            }
+            match tokio::time::timeout(timeout, builder.build().connect(connection)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(mcp_client::ClientError::Timeout { method: "the handshake".into(), timeout }),
+            }
+        }
+    }
+}
+
+/// Serves `server` as `listen` says until the downstream side ends (stdio), SIGTERM/SIGINT
+/// (`terminated`), or `upstream_gone`.
+async fn serve(
+    server: mcp_server::Server,
+    listen: Listen,
+    terminated: impl std::future::Future<Output = ()>,
+    upstream_gone: impl std::future::Future<Output = ()>,
+) -> ExitCode {
+    match listen {
+        Listen::Stdio => {
+            tokio::select! {
+                _ = server.serve(mcp_transport::stdio::stdio()) => ExitCode::SUCCESS,
+                _ = upstream_gone => fail("the upstream server went away".into()),
+                _ = terminated => ExitCode::SUCCESS,
+            }
+        }
+        Listen::Http { addr, options } => {
+            let addr = if addr.contains(':') { addr } else { format!("127.0.0.1:{addr}") };
+            let listener = match tokio::net::TcpListener::bind(&addr).await {
+                Ok(l) => l,
+                Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
+            };
+            let config = http_config(&options);
+            let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
+            eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
+            let http = mcp_http::McpHttp::new(server, config);
+            // On SIGTERM/SIGINT the HTTP side shuts down gracefully (see `HttpOptions`).
+            tokio::select! {
+                r = http.serve_until(listener, terminated) => match r {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(format!("HTTP server failed: {e}")),
+                },
+                _ = upstream_gone => fail("the upstream server went away".into()),
+            }
+        }
+    }
+}
+
 fn fail(message: String) -> ExitCode {
     eprintln!("mcp proxy: {message}");
     ExitCode::from(3)
@@ -161,34 +302,7 @@ pub async fn run(
             Ok(b) => b,
             Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
         };
-    let code = match listen {
-        Listen::Stdio => {
-            tokio::select! {
-                _ = bridge.server().serve(mcp_transport::stdio::stdio()) => ExitCode::SUCCESS,
-                _ = session.closed() => fail("the upstream server went away".into()),
-                _ = terminated => ExitCode::SUCCESS,
-            }
-        }
-        Listen::Http { addr, options } => {
-            let addr = if addr.contains(':') { addr } else { format!("127.0.0.1:{addr}") };
-            let listener = match tokio::net::TcpListener::bind(&addr).await {
-                Ok(l) => l,
-                Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
-            };
-            let config = http_config(&options);
-            let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
-            eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
-            let http = mcp_http::McpHttp::new(bridge.server().clone(), config);
-            // On SIGTERM/SIGINT the HTTP side shuts down gracefully (see `HttpOptions`).
-            tokio::select! {
-                r = http.serve_until(listener, terminated) => match r {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => fail(format!("HTTP server failed: {e}")),
-                },
-                _ = session.closed() => fail("the upstream server went away".into()),
-            }
-        }
-    };
+    let code = serve(bridge.server().clone(), listen, terminated, session.closed()).await;
     let _ = session.close().await;
     if let Some(child) = child {
         let _ = child.close(std::time::Duration::from_secs(2)).await;
