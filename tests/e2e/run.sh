@@ -11,6 +11,10 @@
 #           revision, tools, progress, sampling and elicitation put to it by the modern server,
 #           resources, prompts (legacy_client.py)
 #   control the same 1.x client straight to `$MCP_BIN serve --modern-only --http`: refused
+#   gateway `mcp proxy --config FILE --http 127.0.0.1:0` with three servers at once, each under
+#           its name: server-everything, server-filesystem (pinned, npx) and `$MCP_BIN serve`;
+#           driven by the Python SDK 2.x (modern, gateway_client.py) and by the TypeScript SDK 1.x
+#           (legacy, tests/interop/ts_gateway_client.mjs, with tests/interop's node_modules)
 #
 #   tests/e2e/run.sh                 # all three
 #   tests/e2e/run.sh modern legacy   # some of them
@@ -32,6 +36,7 @@ root=$(cd -- "$here/../.." && pwd)
 cd "$root"
 
 EVERYTHING=${MCP_E2E_EVERYTHING:-@modelcontextprotocol/server-everything@2026.8.31}
+FILESYSTEM=@modelcontextprotocol/server-filesystem@2026.8.31
 
 # The modern and the legacy Python SDK, each with every package it pulls in pinned in
 # tests/python/mcp-VERSION.txt; installed by tests/lib/python_venv.sh.
@@ -48,7 +53,7 @@ CLIENT_TIMEOUT=150 # seconds for one client script (each bounds itself to 90 s a
 MCP_BIN=${MCP_BIN:-target/release/mcp}
 case $MCP_BIN in /*) ;; */*) MCP_BIN=$root/$MCP_BIN ;; *) MCP_BIN=$(command -v "$MCP_BIN" || echo "$MCP_BIN") ;; esac
 
-all_cases=(modern legacy control)
+all_cases=(modern legacy control gateway)
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=("${all_cases[@]}")
 for w in "${want[@]}"; do
@@ -176,6 +181,40 @@ if wants control; then
   else
     log "control: python SDK $PY_LEGACY_VERSION -> mcp serve --modern-only ($url), no proxy"
     client control "$LEGACY_VENV/bin/python" "$here/legacy_client.py" --refused "$url"
+  fi
+fi
+
+# The TypeScript SDK 1.x, from tests/interop's lock file (the same install as tests/interop/run.sh).
+setup_node() {
+  local dir=$root/tests/interop stamp sig
+  stamp=$dir/node_modules/.interop-installed
+  node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null || return 1
+  sig="$(node --version) $(cksum < "$dir/package.json") $(cksum < "$dir/package-lock.json")"
+  [[ -f $stamp && "$(cat "$stamp")" == "$sig" ]] && return 0
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  printf '%s' "$sig" > "$stamp"
+}
+
+if wants gateway; then
+  mkdir -p "$work/files"
+  cat > "$work/gateway.json" <<JSON
+{"mcpServers": {
+  "everything": {"command": "npx", "args": ["-y", "$EVERYTHING"]},
+  "files": {"command": "npx", "args": ["-y", "$FILESYSTEM", "$work/files"]},
+  "ref": {"command": "$MCP_BIN", "args": ["serve"]}
+}}
+JSON
+  if ! setup_mcp_venv "$VENV" "$PY_MCP_VERSION"; then
+    fail gateway "could not install mcp==$PY_MCP_VERSION"
+  elif ! setup_node; then
+    fail gateway "could not install tests/interop's node_modules"
+  elif ! start gateway "$MCP_BIN" proxy --config "$work/gateway.json" --http 127.0.0.1:0 --timeout 150; then
+    fail gateway "the gateway did not start"
+  else
+    log "gateway: python SDK $PY_MCP_VERSION and TypeScript SDK 1.x -> mcp proxy --config ($url) -> everything, files, ref"
+    sed 's/^/    /' "$work/gateway.stderr"
+    client gateway-python-modern "$VENV/bin/python" "$here/gateway_client.py" "$url" "$work/files"
+    client gateway-ts-legacy node "$root/tests/interop/ts_gateway_client.mjs" "$url" "$work/files"
   fi
 fi
 

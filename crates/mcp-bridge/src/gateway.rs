@@ -134,13 +134,14 @@ impl Gateway {
         }
         let router = CallRouter::default();
         let session = connect.connect(&router).await.map_err(MountError::Connect)?;
+        let notes = session.notifications();
         let upstream = Upstream::new(namespace, router, format!("mounted server `{prefix}`"), session);
         if let Err(e) = upstream.sync_all(&self.server).await {
             upstream.unregister(&self.server);
             return Err(MountError::List(e));
         }
         self.upstreams.write().push(upstream.clone());
-        let follower = upstream.follow(self.server.clone());
+        let follower = upstream.follow(self.server.clone(), notes);
         let supervisor = tokio::spawn(supervise(upstream, Arc::new(connect), self.server.clone(), follower));
         self.tasks.lock().push(AbortOnDropHandle::new(supervisor));
         Ok(())
@@ -209,13 +210,14 @@ async fn supervise(
         follower.abort();
         tracing::warn!("{}: the connection dropped; opening it again", upstream.label);
         let mut backoff = FIRST_BACKOFF;
-        loop {
+        let notes = loop {
             tokio::time::sleep(backoff).await;
             match connect.connect(&upstream.router).await {
                 Ok(session) => {
                     upstream.replace_session(session.clone());
+                    let notes = session.notifications();
                     match upstream.sync_all(&server).await {
-                        Ok(()) => break,
+                        Ok(()) => break notes,
                         Err(e) => {
                             tracing::warn!("{}: reconnected but could not list: {e}", upstream.label);
                             let _ = session.close().await;
@@ -225,8 +227,8 @@ async fn supervise(
                 Err(e) => tracing::warn!("{}: cannot reconnect: {}", upstream.label, mcp_protocol::error::chain(&e)),
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
+        };
         tracing::info!("{}: reconnected", upstream.label);
-        follower = upstream.follow(server.clone());
+        follower = upstream.follow(server.clone(), notes);
     }
 }

@@ -100,6 +100,7 @@ impl Bridge {
             builder = builder.instructions(text);
         }
         let server = customize(builder).build();
+        let notes = session.notifications();
         let upstream = Upstream::new(Namespace::root(), router, "the upstream server".into(), session.clone());
         upstream.sync_all(&server).await?;
         if caps.completions.is_some() {
@@ -110,7 +111,7 @@ impl Bridge {
             });
         }
         // Keep the lists in step and pass updates and log messages on.
-        upstream.follow(server.clone());
+        upstream.follow(server.clone(), notes);
         Ok(Bridge { server, session })
     }
 

@@ -250,9 +250,15 @@ impl Upstream {
     /// resource updates and log messages passed on. A 2026-07-28 server sends its changes
     /// on a `subscriptions/listen` stream, opened here (again after its resources change,
     /// so that it names them all).
-    pub(crate) fn follow(self: &Arc<Self>, server: Server) -> tokio::task::JoinHandle<()> {
+    ///
+    /// `notes` must be taken from the session before its lists are read, so that no change
+    /// made in between is missed.
+    pub(crate) fn follow(
+        self: &Arc<Self>,
+        server: Server,
+        mut notes: tokio::sync::broadcast::Receiver<ServerNotification>,
+    ) -> tokio::task::JoinHandle<()> {
         let session = self.session();
-        let mut notes = session.notifications();
         let upstream = self.clone();
         tokio::spawn(async move {
             let mut listen = upstream.listen(&session).await;
