@@ -65,6 +65,8 @@ pub struct HttpLoad {
     pub pid: Option<u32>,
     /// A call slower than this is an error (and its connection is replaced).
     pub request_timeout: Duration,
+    /// The echo tool's name (`echo`; a gateway's is prefixed).
+    pub tool: String,
 }
 
 /// What one HTTP load measurement found.
@@ -113,6 +115,7 @@ struct ClientOutcome {
 struct CallShape {
     headers: Vec<(HeaderName, HeaderValue)>,
     protocol: String,
+    tool: String,
 }
 
 /// Runs one measurement.
@@ -284,7 +287,7 @@ async fn call(
     text: &str,
     timeout: Duration,
 ) -> Result<(), CallError> {
-    let body = Bytes::from(mcp::echo_call(id, text, &shape.protocol));
+    let body = Bytes::from(mcp::echo_call_of(id, text, &shape.protocol, &shape.tool));
     let post = conn.post(&shape.headers, body, true, |m| match mcp::check_echo(m, id, text) {
         Ok(true) => Some(Ok(())),
         Ok(false) => None,
@@ -341,20 +344,22 @@ async fn set_up(
                 Some(id) => headers.push((SESSION_ID, header(&id)?)),
                 None => out.notes.push("the server gave no Mcp-Session-Id (stateless server)".into()),
             }
-            Ok(CallShape { headers, protocol: version })
+            Ok(CallShape { headers, protocol: version, tool: load.tool.clone() })
         }
         Mode::Stateless if mcp::is_modern(&load.protocol) => Ok(CallShape {
             headers: vec![
                 (PROTOCOL_VERSION, header(&load.protocol)?),
                 (METHOD, HeaderValue::from_static("tools/call")),
-                (NAME, HeaderValue::from_static(mcp::TOOL)),
+                (NAME, header(&load.tool)?),
             ],
             protocol: load.protocol.clone(),
+            tool: load.tool.clone(),
         }),
         Mode::Stateless => {
             let shape = CallShape {
                 headers: vec![(PROTOCOL_VERSION, header(&load.protocol)?)],
                 protocol: load.protocol.clone(),
+                tool: load.tool.clone(),
             };
             // Probe: a stateless legacy server answers a bare call.
             let text = mcp::echo_text(index, 0);
@@ -382,7 +387,7 @@ async fn set_up(
                                 .into(),
                         ),
                     }
-                    Ok(CallShape { headers, protocol: version })
+                    Ok(CallShape { headers, protocol: version, tool: load.tool.clone() })
                 }
             }
         }

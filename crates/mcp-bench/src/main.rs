@@ -104,6 +104,10 @@ enum Command {
         /// Pin the load generator to this CPU.
         #[arg(long)]
         cpu: Option<usize>,
+        /// The echo tool's name (a gateway's is prefixed: `mcp proxy --config` serves a
+        /// server named `s` as `s_echo`).
+        #[arg(long, default_value = mcp::TOOL)]
+        tool: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -298,7 +302,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("mcp-bench: wrote {}", path.display());
             Ok(())
         }
-        Command::Http { url, mode, protocol, clients, duration, warmup, pid, cpu, json } => {
+        Command::Http { url, mode, protocol, clients, duration, warmup, pid, cpu, tool, json } => {
             pin(cpu)?;
             let protocol = protocol.unwrap_or_else(|| match mode {
                 Mode::Sessions => mcp::LEGACY_VERSION.into(),
@@ -313,6 +317,7 @@ fn run(cli: Cli) -> Result<()> {
                 duration: secs(duration, "duration")?,
                 pid,
                 request_timeout: Duration::from_secs(30),
+                tool,
             };
             let r = runtime()?.block_on(http_load::run(&load))?;
             let failed = r.calls == 0;

@@ -45,29 +45,32 @@ pub fn initialized() -> &'static str {
     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
 }
 
-/// A legacy-era `tools/call` of `echo` (no `_meta`).
-pub fn echo_call_legacy(id: u64, text: &str) -> String {
+/// A legacy-era `tools/call` of the echo tool `tool` (no `_meta`).
+pub fn echo_call_legacy(id: u64, text: &str, tool: &str) -> String {
     let text = json_string(text);
+    let tool = json_string(tool);
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{tool},"arguments":{{"text":{text}}}}}}}"#
     )
 }
 
 /// A modern-era `tools/call` of `echo`: `params._meta` carries the protocol version, the
 /// client's capabilities and its `clientInfo`, as `mcp-client` sends them on 2026-07-28.
-pub fn echo_call_modern(id: u64, text: &str, version: &str) -> String {
+pub fn echo_call_modern(id: u64, text: &str, version: &str, tool: &str) -> String {
     let text = json_string(text);
+    let tool = json_string(tool);
     let version = json_string(version);
     let client = json_string(CLIENT_NAME);
     let client_version = json_string(env!("CARGO_PKG_VERSION"));
     format!(
         concat!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text}}},"#,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{tool},"arguments":{{"text":{text}}},"#,
             r#""_meta":{{"io.modelcontextprotocol/protocolVersion":{version},"#,
             r#""io.modelcontextprotocol/clientCapabilities":{{}},"#,
             r#""io.modelcontextprotocol/clientInfo":{{"name":{client},"version":{client_version}}}}}}}}}"#
         ),
         id = id,
+        tool = tool,
         text = text,
         version = version,
         client = client,
@@ -77,10 +80,16 @@ pub fn echo_call_modern(id: u64, text: &str, version: &str) -> String {
 
 /// `tools/call` of `echo` in the shape `version` wants.
 pub fn echo_call(id: u64, text: &str, version: &str) -> String {
+    echo_call_of(id, text, version, TOOL)
+}
+
+/// `tools/call` of the echo tool named `tool` (a gateway's prefixed one, say) in the shape
+/// `version` wants.
+pub fn echo_call_of(id: u64, text: &str, version: &str, tool: &str) -> String {
     if is_modern(version) {
-        echo_call_modern(id, text, version)
+        echo_call_modern(id, text, version, tool)
     } else {
-        echo_call_legacy(id, text)
+        echo_call_legacy(id, text, tool)
     }
 }
 

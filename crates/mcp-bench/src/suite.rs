@@ -574,6 +574,7 @@ impl<'a> ServerBench<'a> {
                     duration: self.opts.duration,
                     pid: Some(server.pid),
                     request_timeout: Duration::from_secs(30),
+                    tool: mcp::TOOL.to_owned(),
                 };
                 let res = http_load::run(&load).await?;
                 progress(format!(

@@ -59,6 +59,8 @@ pub(crate) struct Config {
     pub(crate) task_wait: Duration,
     /// Check structured tool results against the tools' output schemas.
     pub(crate) validate_outputs: bool,
+    /// The layers around the sending of each typed request, if any.
+    pub(crate) stack: Option<crate::middleware::ClientStack>,
 }
 
 impl Config {
@@ -125,6 +127,7 @@ impl std::fmt::Debug for Client {
 /// Builds a [`Client`].
 pub struct ClientBuilder {
     config: Config,
+    layers: crate::middleware::Layers,
 }
 
 impl Client {
@@ -152,7 +155,9 @@ impl Client {
                 tasks: false,
                 task_wait: Duration::from_secs(300),
                 validate_outputs: true,
+                stack: None,
             },
+            layers: Default::default(),
         }
     }
 
@@ -346,10 +351,26 @@ impl ClientBuilder {
         self
     }
 
+    /// Wraps the sending of every typed request in `layer`, a [`tower::Layer`] over
+    /// [`ClientCall`](crate::middleware::ClientCall) (see [`crate::middleware`]): tower's own
+    /// layers or one's own. Each call wraps the layers added before it: the last one added
+    /// sees a request first.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::middleware::ClientStack> + Send + Sync + 'static,
+        L::Service:
+            tower::Service<crate::middleware::ClientCall, Response = serde_json::Value> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<crate::middleware::ClientCall>>::Error: Into<crate::middleware::BoxError>,
+        <L::Service as tower::Service<crate::middleware::ClientCall>>::Future: Send + 'static,
+    {
+        self.layers.push(layer);
+        self
+    }
+
     /// Builds the client.
     pub fn build(self) -> Client {
-        #[allow(unused_mut)]
         let mut config = self.config;
+        config.stack = self.layers.build();
         #[cfg(feature = "opentelemetry")]
         {
             config.durations = Some(crate::trace::durations());

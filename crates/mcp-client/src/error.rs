@@ -22,6 +22,10 @@ pub enum ClientError {
     /// The connection is closed (by us, by the server, or the transport broke).
     #[error("the connection to the server is closed")]
     Closed,
+    /// A middleware layer of the client failed the request (its error is the source:
+    /// `tower::timeout::error::Elapsed`, say).
+    #[error("a client middleware layer failed the request")]
+    Middleware(#[source] crate::middleware::BoxError),
     /// No answer in time; the server was sent `notifications/cancelled`.
     #[error("{method} timed out after {timeout:?}")]
     Timeout {
@@ -148,6 +152,11 @@ impl ClientError {
     /// The tool failed (`isError: true`).
     pub fn is_tool_failure(&self) -> bool {
         matches!(self, Self::ToolFailed { .. })
+    }
+
+    /// A middleware layer of the client failed the request.
+    pub fn is_middleware(&self) -> bool {
+        matches!(self, Self::Middleware(_))
     }
 
     /// The connection is closed.

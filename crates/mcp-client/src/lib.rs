@@ -46,6 +46,7 @@ mod client;
 mod driver;
 mod error;
 mod listen;
+pub mod middleware;
 mod mrtr;
 mod outputs;
 mod session;

@@ -198,6 +198,19 @@ impl ClientSession {
     /// One request in the session's revision (the engine adds the modern era's `_meta`); a
     /// `-32022` answer is retried once with a mutually supported version.
     pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Value, ClientError> {
+        if let (Some(stack), Outgoing::Typed(typed)) = (&self.config().stack, &request) {
+            return crate::middleware::through(stack, self, typed, round).await;
+        }
+        self.send_direct(request, round, Default::default()).await
+    }
+
+    /// [`Self::send`] without the layers, with these `_meta` members besides the session's.
+    pub(crate) async fn send_direct(
+        &self,
+        request: Outgoing<'_>,
+        round: RoundInput,
+        #[allow(unused_mut)] mut meta: mcp_protocol::types::Meta,
+    ) -> Result<Value, ClientError> {
         #[cfg(feature = "opentelemetry")]
         if let Some(typed) = match &request {
             Outgoing::Typed(typed) => Some(*typed),
@@ -205,7 +218,8 @@ impl ClientSession {
         } {
             use tracing::Instrument;
             let revision = self.shared().version();
-            let (span, meta) = crate::trace::client_span(typed, revision);
+            let (span, trace) = crate::trace::client_span(typed, revision);
+            meta.extend(trace);
             let started = std::time::Instant::now();
             let result = self.send_with_meta(request, round, meta).instrument(span).await;
             let error = result.as_ref().err().map(|e| e.code().unwrap_or(mcp_protocol::error::INTERNAL_ERROR));
@@ -214,7 +228,7 @@ impl ClientSession {
             }
             return result;
         }
-        self.send_with_meta(request, round, Default::default()).await
+        self.send_with_meta(request, round, meta).await
     }
 
     /// [`Self::send`], with these `_meta` members (the trace context).
