@@ -1,9 +1,9 @@
-//! The limits of `mcp serve` given on the command line, as middleware layers around the
-//! server's handlers (see docs/MIDDLEWARE.md).
+//! The limits and the visibility rules of `mcp serve` and `mcp proxy` given on the command
+//! line, as middleware layers around the server's handlers (see docs/MIDDLEWARE.md).
 
 use std::time::Duration;
 
-use mcp_server::middleware::{RateLimitLayer, ResultSizeLayer, TimeoutLayer};
+use mcp_server::middleware::{RateLimitLayer, ResultSizeLayer, TimeoutLayer, VisibilityLayer};
 use mcp_server::ServerBuilder;
 
 /// The middleware options of `mcp serve`.
@@ -25,11 +25,20 @@ pub struct LimitOptions {
     /// Largest result, in bytes of JSON; a larger one fails (a tool's as a tool error).
     #[arg(long, value_name = "BYTES")]
     pub max_result_bytes: Option<usize>,
+    /// Show only the tools, prompts, resources and templates whose name matches (repeatable;
+    /// `*` matches any run of characters). Others are left out of lists and answered as
+    /// unknown when used.
+    #[arg(long, value_name = "PATTERN")]
+    pub show: Vec<String>,
+    /// Hide the tools, prompts, resources and templates whose name matches (repeatable; `*`
+    /// wildcards; wins over `--show`).
+    #[arg(long, value_name = "PATTERN")]
+    pub hide: Vec<String>,
 }
 
 impl LimitOptions {
     /// `builder` with the layers these options ask for: the rate limit outermost (a request
-    /// over it costs nothing more), then the result size, then the timeouts.
+    /// over it costs nothing more), then visibility, then the result size, then the timeouts.
     pub fn apply(&self, mut builder: ServerBuilder) -> ServerBuilder {
         if self.request_timeout.is_some() || !self.tool_timeouts.is_empty() {
             let mut timeouts = match self.request_timeout {
@@ -44,11 +53,35 @@ impl LimitOptions {
         if let Some(max) = self.max_result_bytes {
             builder = builder.layer(ResultSizeLayer::new(max));
         }
+        if !self.show.is_empty() || !self.hide.is_empty() {
+            let (show, hide) = (self.show.clone(), self.hide.clone());
+            builder = builder.layer(VisibilityLayer::new(move |_ctx, item| {
+                let name = item.name();
+                (show.is_empty() || show.iter().any(|p| glob(p, name))) && !hide.iter().any(|p| glob(p, name))
+            }));
+        }
         if let Some((rate, burst)) = self.rate_limit {
             builder = builder.layer(RateLimitLayer::new(rate, burst));
         }
         builder
     }
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (none
+/// included) and everything else itself.
+fn glob(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// A positive number of seconds.
@@ -100,5 +133,25 @@ mod tests {
         assert_eq!(rate("0.5"), Ok((0.5, 1)));
         assert_eq!(rate("2:5"), Ok((2.0, 5)));
         assert!(rate("2:0").is_err() && rate("0").is_err() && rate("inf").is_err());
+    }
+
+    #[test]
+    fn globs_match_runs_of_anything() {
+        for (pattern, name) in [
+            ("echo", "echo"),
+            ("*", ""),
+            ("test_*", "test_x"),
+            ("*_echo", "s_echo"),
+            ("a*b*c", "abc"),
+            ("a*b*c", "axxbyyc"),
+            ("*x*", "x"),
+        ] {
+            assert!(glob(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in
+            [("echo", "echoes"), ("test_*", "tes"), ("*_echo", "echo"), ("a*b*c", "acb"), ("a*a", "a"), ("", "x")]
+        {
+            assert!(!glob(pattern, name), "{pattern} {name}");
+        }
     }
 }

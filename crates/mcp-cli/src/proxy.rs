@@ -195,16 +195,26 @@ fn connector(
                 target::open(&target).map_err(|e| mcp_client::ClientError::Io(std::io::Error::other(e.to_string())))?;
             let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
             children.lock().extend(child);
-            let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), &router).request_timeout(timeout);
-            if let Some(v) = pin {
-                builder = builder.protocol_version(v).accept_negotiated(true);
-            }
-            match tokio::time::timeout(timeout, builder.build().connect(connection)).await {
+            match tokio::time::timeout(timeout, upstream_client(&router, timeout, pin).connect(connection)).await {
                 Ok(outcome) => outcome,
                 Err(_) => Err(mcp_client::ClientError::Timeout { method: "the handshake".into(), timeout }),
             }
         }
     }
+}
+
+/// The proxy's client towards an upstream server: its questions go to `router`; `timeout`
+/// for each request; a pinned revision accepts another legacy one the server answers with.
+fn upstream_client(
+    router: &CallRouter,
+    timeout: std::time::Duration,
+    pin: Option<mcp_client::ProtocolVersion>,
+) -> mcp_client::Client {
+    let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), router).request_timeout(timeout);
+    if let Some(v) = pin {
+        builder = builder.protocol_version(v).accept_negotiated(true);
+    }
+    builder.build()
 }
 
 /// Serves `server` as `listen` says until the downstream side ends (stdio), SIGTERM/SIGINT
@@ -287,11 +297,8 @@ pub async fn run(
     };
     let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
     let router = CallRouter::default();
-    let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), &router).request_timeout(options.timeout);
-    if let Some(v) = options.protocol_version {
-        builder = builder.protocol_version(v).accept_negotiated(true);
-    }
-    let session = match tokio::time::timeout(options.timeout, builder.build().connect(connection)).await {
+    let client = upstream_client(&router, options.timeout, options.protocol_version);
+    let session = match tokio::time::timeout(options.timeout, client.connect(connection)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return fail(format!("cannot connect to {}: {}", target.label(), chain(&e))),
         Err(_) => return fail(format!("{} did not complete the handshake in time", target.label())),

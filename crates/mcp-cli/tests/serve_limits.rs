@@ -100,3 +100,21 @@ async fn the_proxy_takes_the_same_limits() {
     tokio::time::timeout(WAIT, run).await.expect("in time");
     s.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn show_and_hide_decide_what_is_listed_and_usable() {
+    let s =
+        serve(&["--show", "test_*", "--show", "echo", "--hide", "test_*_content", "--hide", "test_elicitation*"]).await;
+    let run = async {
+        let names: Vec<String> = s.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert!(names.contains(&"echo".to_owned()) && names.contains(&"test_simple_text".to_owned()), "{names:?}");
+        assert!(!names.contains(&"add".to_owned()), "not shown: {names:?}");
+        assert!(!names.iter().any(|n| n.ends_with("_content") || n.starts_with("test_elicitation")), "{names:?}");
+        let refused = s.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap_err();
+        assert_eq!(refused.code(), Some(-32602), "hidden is unknown: {refused}");
+        let prompts: Vec<String> = s.list_all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();
+        assert!(prompts.iter().all(|p| p.starts_with("test_")), "{prompts:?}");
+    };
+    tokio::time::timeout(WAIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}
