@@ -12,7 +12,8 @@
 //! updates and completions are routed by prefix; a mounted server's questions (sampling,
 //! elicitation, roots, legacy requests or `input_required` rounds) go to the downstream
 //! client of the call that caused them. Tasks are the gateway's own: a task-augmented
-//! call runs the forwarded call as a task of the gateway's server.
+//! call runs the forwarded call as a task of the gateway's server. The forwarded call is
+//! not a task, so a mounted tool that requires one fails with its server's error.
 //!
 //! A local [`Server`] is mounted the same way, over an in-memory connection
 //! ([`Gateway::mount_server`]): its registrations stay its own, and changes to them reach the
@@ -97,7 +98,9 @@ impl Gateway {
     ) -> Gateway {
         let config =
             ServerConfig { tools: true, resources: true, prompts: true, completions: true, ..ServerConfig::default() };
-        let server = customize(Server::builder(name, version).config(config)).build();
+        // Task-augmented calls run as the gateway's own tasks, each forwarding one call.
+        let builder = Server::builder(name, version).config(config).tasks(mcp_server::TaskConfig::default());
+        let server = customize(builder).build();
         let upstreams: Arc<RwLock<Vec<Arc<Upstream>>>> = Arc::default();
         let routes = upstreams.clone();
         server.set_completion_handler(move |params, _ctx: Context| {

@@ -99,7 +99,9 @@ impl Bridge {
         if let Some(text) = session.instructions() {
             builder = builder.instructions(text);
         }
-        let server = customize(builder).build();
+        // Task-augmented downstream calls run as the bridge's own tasks, each forwarding one
+        // call (and following an upstream task to its end).
+        let server = customize(builder.tasks(mcp_server::TaskConfig::default())).build();
         let notes = session.notifications();
         let upstream = Upstream::new(Namespace::root(), router, "the upstream server".into(), session.clone());
         upstream.sync_all(&server).await?;

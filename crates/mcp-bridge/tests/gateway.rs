@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_bridge::{client_builder, CallRouter, Gateway, MountError};
-use mcp_client::{Client, ClientError, ClientSession, ServerNotification};
+use mcp_client::{CallToolOutcome, Client, ClientError, ClientSession, ServerNotification};
 use mcp_protocol::types::{
     CallToolResult, CompleteParams, CompletionArgument, CompletionReference, ContentBlock, CreateMessageResult,
     ElicitResult, Role, SamplingContent,
@@ -348,4 +348,55 @@ async fn mounting_errors_say_what_is_wrong_and_mount_nothing() {
     let client = downstream(gateway.server(), None).await;
     let names: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
     assert_eq!(names, ["notes_count"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn task_tools_work_through_the_gateway_for_a_client_with_tasks() {
+    let (gateway, _notes) = gateway().await;
+    let with_tasks = |server: Server| async move {
+        let (down_client, down_server) = memory::pair();
+        tokio::spawn(async move { server.serve(down_server).await });
+        Client::builder("downstream", "1")
+            .protocol_version(ProtocolVersion::V2026_07_28)
+            .tasks(true)
+            .elicitation(|_| async move {
+                Ok(ElicitResult {
+                    action: "accept".into(),
+                    content: Some(serde_json::from_value(json!({"name": "Ada", "confirmed": true})).unwrap()),
+                    meta: None,
+                })
+            })
+            .build()
+            .connect(down_client)
+            .await
+            .unwrap()
+    };
+    let through = with_tasks(gateway.server().clone()).await;
+    let direct = with_tasks(mcp_cli::reference::server()).await;
+    // A task-capable tool, called by a client that takes tasks: the gateway may run the call
+    // as a task of its own, which forwards it; its result is the tool's.
+    assert!(through.server_offers_tool_tasks(), "the gateway offers tasks");
+    let args = json!({"steps": 3, "delayMs": 10});
+    let expected = tokio::time::timeout(WAIT, direct.call_tool("test_long_running_task", args.clone())).await.unwrap();
+    let outcome = through.call_tool_as_task("ref_test_long_running_task", args, None);
+    let outcome = tokio::time::timeout(WAIT, outcome).await.expect("in time").unwrap();
+    // In 2026-07-28 the server decides whether a call becomes a task: either way, the result.
+    let r = match outcome {
+        CallToolOutcome::Task(task) => {
+            tokio::time::timeout(WAIT, through.task_result(&task.task_id)).await.expect("in time").unwrap()
+        }
+        CallToolOutcome::Result(r) => r,
+    };
+    let expected = expected.unwrap();
+    assert_eq!(text(&r), text(&expected), "the same result as without the gateway");
+    // A 2025-11-25 client asks for the task itself, and the gateway makes one. (The tool's task
+    // support is known from a server mounted in 2025-11-25: a 2026-07-28 tools list does not
+    // carry `execution`, tasks being an extension there.)
+    mount_pinned(&gateway, "old", mcp_cli::reference::server(), ProtocolVersion::V2025_11_25).await;
+    let legacy = downstream(gateway.server(), Some(ProtocolVersion::V2025_11_25)).await;
+    let outcome = legacy.call_tool_as_task("old_test_long_running_task", json!({"steps": 3, "delayMs": 10}), None);
+    let outcome = tokio::time::timeout(WAIT, outcome).await.expect("in time").unwrap();
+    let CallToolOutcome::Task(task) = outcome else { panic!("a task: {outcome:?}") };
+    let r = tokio::time::timeout(WAIT, legacy.task_result(&task.task_id)).await.expect("in time").unwrap();
+    assert_eq!(text(&r), text(&expected), "the task's result is the tool's");
 }
