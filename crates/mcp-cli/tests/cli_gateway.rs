@@ -127,6 +127,30 @@ async fn a_stdio_server_that_dies_is_started_again() {
 }
 
 #[tokio::test]
+async fn an_http_server_that_restarts_is_reached_again() {
+    let dir = tempdir();
+    let port = free_port();
+    let web_addr = format!("127.0.0.1:{port}");
+    let (mut web, web_url, _) = serving(&["serve", "--http", &web_addr]).await;
+    let file = config(&dir, serde_json::json!({"web": {"url": web_url}}));
+    // A legacy session upstream: the restarted server no longer knows it.
+    let args =
+        ["proxy", "--config", file.to_str().unwrap(), "--http", "127.0.0.1:0", "--protocol-version", "2025-11-25"];
+    let (_gateway, url, _) = serving(&args).await;
+    let (code, out, _) = mcp(&["call", &url, "web_echo", "text=before"]).await;
+    assert_eq!((code, out.trim()), (0, "before"));
+
+    web.kill().await.unwrap();
+    let (code, _, err) = mcp(&["call", &url, "web_echo", "text=while down"]).await;
+    assert_ne!(code, 0, "no server, no answer");
+    assert!(err.contains(&web_addr), "the error names the upstream: {err}");
+
+    let (_web, _, _) = serving(&["serve", "--http", &web_addr]).await;
+    let (code, out, err) = mcp(&["call", &url, "web_echo", "text=after"]).await;
+    assert_eq!((code, out.trim()), (0, "after"), "{err}");
+}
+
+#[tokio::test]
 async fn bad_configs_and_unreachable_servers_are_clear_errors() {
     let dir = tempdir();
     let (code, _, err) = mcp(&["proxy", "--stdio"]).await;
