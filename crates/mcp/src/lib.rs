@@ -94,6 +94,7 @@
 //! | `client` | [`Client`], [`ChildCommand`] | yes |
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
+//! | `gateway` | [`Gateway`]: several servers behind one, each under a prefix; the bridge ([`bridge`]) | yes |
 //! | `auth` | OAuth ([`auth`]) | no |
 //! | `opentelemetry` | trace context in `_meta`: the server's tracing layer continues the caller's trace, the client sends its span's (tracing-opentelemetry) | no |
 //!
@@ -133,6 +134,11 @@ pub use mcp_http as http;
 #[cfg(feature = "auth")]
 pub use mcp_auth as auth;
 
+#[cfg(feature = "gateway")]
+pub use mcp_bridge as bridge;
+#[cfg(feature = "gateway")]
+pub use mcp_bridge::Gateway;
+
 #[cfg(all(feature = "server", feature = "client"))]
 mod testing;
 
@@ -144,6 +150,6 @@ pub struct ReadmeExamples;
 pub use testing::TestClient;
 
 /// The middleware guide's examples, compiled as doctests.
-#[cfg(all(doctest, feature = "server"))]
+#[cfg(all(doctest, feature = "server", feature = "gateway"))]
 #[doc = include_str!("../../../docs/MIDDLEWARE.md")]
 pub struct MiddlewareExamples;
