@@ -31,10 +31,10 @@ use mcp_server::{Context, HandlerError, HandlerResult, Server, ServerBuilder, Se
 use parking_lot::{Mutex, RwLock};
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::namespace::{BadPrefix, Namespace};
 use crate::router::CallRouter;
 use crate::upstream::Upstream;
 use crate::{client_builder, to_handler};
+use mcp_protocol::namespace::{BadPrefix, Namespace};
 
 /// The first wait before opening a dropped upstream again; doubled at each failure.
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);

@@ -20,7 +20,6 @@
 #![allow(clippy::result_large_err)]
 
 mod gateway;
-mod namespace;
 mod relay;
 mod router;
 mod upstream;
@@ -29,7 +28,7 @@ use mcp_client::{Client, ClientBuilder, ClientError, ClientSession, ErrorObject}
 use mcp_server::{HandlerError, InputRequest, Server, ServerBuilder, ServerConfig};
 
 pub use gateway::{Connect, Connecting, Gateway, MountError};
-pub use namespace::{BadPrefix, Namespace, NAME_SEPARATOR};
+pub use mcp_protocol::namespace::{BadPrefix, Namespace, NAME_SEPARATOR};
 pub use relay::PARK_TTL;
 pub use router::CallRouter;
 use upstream::Upstream;

@@ -16,9 +16,9 @@ use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
-use crate::namespace::Namespace;
 use crate::relay;
 use crate::router::CallRouter;
+use mcp_protocol::namespace::Namespace;
 
 /// An upstream server and what it registered downstream.
 pub(crate) struct Upstream {
@@ -360,7 +360,8 @@ async fn forward_read(
     ctx: Context,
 ) -> HandlerResult<ReadResourceResult> {
     let session = upstream.session();
-    relay::relay(&upstream.router, &ctx, |_| async move { session.read_resource(wanted).await }).await.map_err(|e| {
+    let read = relay::relay(&upstream.router, &ctx, |_| async move { session.read_resource(wanted).await }).await;
+    read.map(|r| upstream.namespace.contents(r)).map_err(|e| {
         let not_found = match &e {
             HandlerError::Protocol(o) if o.code == RESOURCE_NOT_FOUND => true,
             HandlerError::Protocol(o) if o.code == INVALID_PARAMS => {

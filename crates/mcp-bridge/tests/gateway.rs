@@ -157,6 +157,7 @@ async fn every_mounted_server_is_reachable_under_its_prefix_in_both_eras() {
         assert_eq!(read.contents[0].text.as_deref(), Some("every note"), "{label}");
         let read = client.read_resource("notes://notes/item/7").await.unwrap();
         assert_eq!(read.contents[0].text.as_deref(), Some("note 7"), "{label}");
+        assert_eq!(read.contents[0].uri, "notes://notes/item/7", "{label}: the URI as the client knows it");
         let read = client.read_resource("test://ref/template/9/data").await.unwrap();
         assert!(read.contents[0].text.as_deref().unwrap().contains("\"9\""), "{label}");
         let missing = client.read_resource("notes://notes/nope").await.unwrap_err();

@@ -23,6 +23,7 @@ pub mod json;
 pub mod jsonrpc;
 pub mod message;
 pub mod method;
+pub mod namespace;
 pub mod revision;
 pub mod telemetry;
 pub mod trace_context;

@@ -73,6 +73,9 @@ impl InputRequest {
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<Inner>,
+    /// The application's state, given to the server builder (of the mounted server whose
+    /// handler runs, for a server mounted in another).
+    state: Arc<StateMap>,
 }
 
 struct Inner {
@@ -94,8 +97,6 @@ struct Inner {
     /// Progress of a handler running as a task, whose request is answered already: the
     /// rules are kept here instead of by the engine.
     task_progress: Mutex<ProgressTracker>,
-    /// The application's state, given to the server builder.
-    state: Arc<StateMap>,
 }
 
 /// What a [`Context`] is made of.
@@ -130,15 +131,20 @@ impl Context {
                 request_timeout: parts.request_timeout,
                 round: parts.round.map(Mutex::new),
                 task,
-                state: parts.state,
             }),
+            state: parts.state,
         }
+    }
+
+    /// The same context, its handler reaching `state` (a mounted server's own).
+    pub(crate) fn with_state(&self, state: Arc<StateMap>) -> Context {
+        Context { inner: self.inner.clone(), state }
     }
 
     /// The application state of type `T` given to [`crate::ServerBuilder::state`], if any.
     /// (Handlers written as plain functions take it as a [`crate::authoring::State`] argument.)
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.inner.state.get::<T>()
+        self.state.get::<T>()
     }
 
     /// The id of the request being handled.
@@ -208,7 +214,7 @@ impl Context {
             request_timeout: inner.request_timeout,
             round: None,
             task: Some(task),
-            state: inner.state.clone(),
+            state: self.state.clone(),
         })
     }
 

@@ -16,6 +16,7 @@ use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet,
 use crate::middleware::{BoxError, Layers, McpRequest, McpResponse, Stack};
 use crate::state::StateMap;
 use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
+use mcp_protocol::namespace::Namespace;
 
 /// Settings of a server.
 #[derive(Debug, Clone)]
@@ -85,6 +86,7 @@ pub struct ServerBuilder {
     resources: Vec<ResourceDef>,
     prompts: Vec<PromptDef>,
     layers: Layers,
+    mounts: Vec<(Namespace, Server)>,
 }
 
 impl ServerBuilder {
@@ -202,6 +204,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Mounts `server` under `prefix`: its tools and prompts are served as
+    /// `{prefix}_{name}`, its resources and templates with the prefix as the first segment
+    /// after the scheme (`file:///a` under `fs` is `file://fs//a`; see
+    /// [`mcp_protocol::namespace`]), each with its own handler, which reaches `server`'s
+    /// state. What `server` registers or removes later, and its resource updates, follow.
+    /// Requests go through this server's layers (not `server`'s), and tasks are this server's.
+    /// Its completion handler, if it set one, is not mounted (its prompts' and templates'
+    /// completions are). A prefix that cannot be one (see
+    /// [`Namespace::prefixed`](mcp_protocol::namespace::Namespace::prefixed)) is logged as
+    /// an error and the server left out. For a server reached over a connection (a command,
+    /// a URL), see `mcp_bridge::Gateway`.
+    pub fn mount(mut self, prefix: impl Into<String>, server: Server) -> Self {
+        match Namespace::prefixed(prefix) {
+            Ok(namespace) => self.mounts.push((namespace, server)),
+            Err(e) => tracing::error!("the mounted server is left out: {e}"),
+        }
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (changes, _) = broadcast::channel(256);
@@ -232,6 +253,7 @@ impl ServerBuilder {
                 state: Arc::new(self.state),
                 in_flight: Default::default(),
                 stack: self.layers.build(),
+                parents: Default::default(),
             }),
         };
         for tool in self.tools {
@@ -245,6 +267,9 @@ impl ServerBuilder {
         }
         for prompt in self.prompts {
             server.register_prompt(prompt);
+        }
+        for (namespace, mounted) in self.mounts {
+            mounted.mount_into(&server, namespace);
         }
         server
     }
@@ -265,6 +290,7 @@ impl ServerBuilder {
             resources: Vec::new(),
             prompts: Vec::new(),
             layers: Layers::default(),
+            mounts: Vec::new(),
         }
     }
 }

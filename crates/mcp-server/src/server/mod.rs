@@ -4,6 +4,7 @@
 //! - [`registry`]: the tools, resources, templates and prompts, with their handlers.
 
 mod config;
+mod mount;
 pub(crate) mod registry;
 mod validation;
 
@@ -48,6 +49,8 @@ pub(crate) struct ServerInner {
     pub(crate) in_flight: std::sync::atomic::AtomicUsize,
     /// The middleware layers around the handlers; `None` without layers.
     pub(crate) stack: Option<crate::middleware::Stack>,
+    /// The servers this one is mounted in (see [`mount`]).
+    pub(crate) parents: parking_lot::Mutex<Vec<mount::Parent>>,
 }
 
 /// An MCP server: a set of tools, resources and prompts, served on any number of
@@ -172,6 +175,7 @@ impl Server {
         let removed = self.inner.tools.remove(name);
         if removed {
             self.announce(Change::Tools);
+            self.change_up(&Change::Tools, name);
         }
         removed
     }
@@ -191,6 +195,7 @@ impl Server {
         let removed = self.inner.resources.remove(uri);
         if removed {
             self.announce(Change::Resources);
+            self.change_up(&Change::Resources, uri);
         }
         removed
     }
@@ -251,6 +256,7 @@ impl Server {
         let removed = self.inner.prompts.remove(name);
         if removed {
             self.announce(Change::Prompts);
+            self.change_up(&Change::Prompts, name);
         }
         removed
     }
@@ -268,8 +274,10 @@ impl Server {
     pub fn register_tool(&self, tool: impl IntoToolDef) {
         let ToolDef { tool, handler } = tool.into_tool_def();
         let name = tool.name.clone();
-        self.inner.tools.insert(name, Arc::new(ToolEntry::new(tool, handler)));
+        let entry = Arc::new(ToolEntry::new(tool, handler));
+        self.inner.tools.insert(name, entry.clone());
         self.announce(Change::Tools);
+        self.mount_tool_up(&entry.tool, &entry.handler);
     }
 
     /// Adds (or replaces) every tool of a `#[tools]` impl block, on the value given (`T` or
@@ -283,32 +291,55 @@ impl Server {
     /// Adds (or replaces) a resource or resource template made with `#[resource]` or a
     /// [`ResourceDef`]. A template that is not a valid URI template is refused.
     pub fn register_resource(&self, resource: impl IntoResourceDef) -> Result<(), UriTemplateError> {
-        match resource.into_resource_def().kind {
+        let kind = resource.into_resource_def().kind;
+        match &kind {
             ResourceKind::Fixed(resource, handler) => {
-                let uri = resource.uri.clone();
-                self.inner.resources.insert(uri, ResourceEntry { resource, handler });
+                let entry = ResourceEntry { resource: resource.clone(), handler: handler.clone() };
+                self.inner.resources.insert(resource.uri.clone(), entry);
             }
             ResourceKind::Template(template, handler, completions) => {
                 let parsed = UriTemplate::parse(&template.uri_template)?;
                 let key = template.uri_template.clone();
+                let (template, handler, completions) = (template.clone(), handler.clone(), completions.clone());
                 self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
             }
         }
         self.announce(Change::Resources);
+        self.mount_resource_up(&kind);
         Ok(())
     }
 
     /// Adds (or replaces) a prompt made with `#[prompt]` or a [`PromptDef`].
     pub fn register_prompt(&self, prompt: impl IntoPromptDef) {
-        let PromptDef { prompt, handler, completions } = prompt.into_prompt_def();
-        let name = prompt.name.clone();
-        self.inner.prompts.insert(name, PromptEntry { prompt, handler, completions });
+        let def = prompt.into_prompt_def();
+        let entry = PromptEntry {
+            prompt: def.prompt.clone(),
+            handler: def.handler.clone(),
+            completions: def.completions.clone(),
+        };
+        self.inner.prompts.insert(def.prompt.name.clone(), entry);
         self.announce(Change::Prompts);
+        self.mount_prompt_up(&def);
     }
 
     /// Tells subscribed clients that a resource's contents changed.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        self.announce(Change::ResourceUpdated(uri.into()));
+        let uri = uri.into();
+        self.change_up(&Change::ResourceUpdated(String::new()), &uri);
+        self.announce(Change::ResourceUpdated(uri));
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.inner;
+        f.debug_struct("Server")
+            .field("name", &i.settings.info.name)
+            .field("tools", &i.tools.len())
+            .field("resources", &i.resources.len())
+            .field("templates", &i.templates.len())
+            .field("prompts", &i.prompts.len())
+            .finish()
     }
 }
 

@@ -1,4 +1,5 @@
-//! How a mounted server's names appear downstream: as they are, or under a prefix.
+//! How a mounted server's names appear to the clients of the server it is mounted in (a
+//! gateway's, or a server built with `ServerBuilder::mount`): as they are, or under a prefix.
 //!
 //! Under the prefix `fs`:
 //!
@@ -51,7 +52,7 @@ impl Namespace {
 
     /// Names under `prefix`: letters, digits, `_`, `-` and `.`, the characters of a tool
     /// name (the specification's). Two mounts can still give the same downstream name
-    /// (`a_b` + `c` and `a` + `b_c`): the gateway keeps the first and logs the clash.
+    /// (`a_b` + `c` and `a` + `b_c`).
     pub fn prefixed(prefix: impl Into<String>) -> Result<Self, BadPrefix> {
         let prefix = prefix.into();
         let valid = !prefix.is_empty()
@@ -99,6 +100,21 @@ impl Namespace {
         let at = insertion_point(uri)?;
         let rest = uri[at..].strip_prefix(prefix.as_str())?.strip_prefix('/')?;
         Some(format!("{}{rest}", &uri[..at]))
+    }
+}
+
+impl Namespace {
+    /// A read's result as the outer server's client should see it: each part's URI in its
+    /// prefixed form (a part whose URI has none is left as it is).
+    pub fn contents(&self, mut result: crate::types::ReadResourceResult) -> crate::types::ReadResourceResult {
+        if self.prefix.is_some() {
+            for part in &mut result.contents {
+                if let Some(uri) = self.uri(&part.uri) {
+                    part.uri = uri;
+                }
+            }
+        }
+        result
     }
 }
 
