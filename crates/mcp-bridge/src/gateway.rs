@@ -12,8 +12,8 @@
 //! updates and completions are routed by prefix; a mounted server's questions (sampling,
 //! elicitation, roots, legacy requests or `input_required` rounds) go to the downstream
 //! client of the call that caused them. Tasks are the gateway's own: a task-augmented
-//! call runs the forwarded call as a task of the gateway's server. The forwarded call is
-//! not a task, so a mounted tool that requires one fails with its server's error.
+//! call runs the forwarded call as a task of the gateway's server. A mounted tool that runs
+//! only as a task is called as one (see `upstream::forward_call`) and listed as optional.
 //!
 //! A local [`Server`] is mounted the same way, over an in-memory connection
 //! ([`Gateway::mount_server`]): its registrations stay its own, and changes to them reach the

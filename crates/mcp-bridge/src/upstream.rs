@@ -8,9 +8,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use mcp_client::{ClientError, ClientSession, ListenStream, ServerNotification};
-use mcp_protocol::error::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
-use mcp_protocol::types::{CallToolResult, JsonObject, ReadResourceResult, SubscriptionFilter};
+use mcp_client::{CallToolOutcome, ClientError, ClientSession, ErrorObject, ListenStream, ServerNotification};
+use mcp_protocol::error::{INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND};
+use mcp_protocol::types::{CallToolResult, JsonObject, ReadResourceResult, SubscriptionFilter, TaskSupport};
 use mcp_protocol::Era;
 use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use parking_lot::{Mutex, RwLock};
@@ -28,6 +28,16 @@ pub(crate) struct Upstream {
     pub(crate) label: String,
     session: RwLock<ClientSession>,
     owned: Mutex<Owned>,
+    /// The 2026-07-28 tools known to run only as tasks upstream, and those known not to.
+    task_needs: Mutex<TaskNeeds>,
+}
+
+/// What is known of the upstream tools' need for a task (2026-07-28, where a tools list
+/// does not say): learnt from the first call of each.
+#[derive(Default)]
+struct TaskNeeds {
+    plain: HashSet<String>,
+    tasked: HashSet<String>,
 }
 
 /// The downstream names and URIs this upstream registered.
@@ -43,7 +53,14 @@ struct Owned {
 
 impl Upstream {
     pub(crate) fn new(namespace: Namespace, router: CallRouter, label: String, session: ClientSession) -> Arc<Self> {
-        Arc::new(Self { namespace, router, label, session: RwLock::new(session), owned: Mutex::default() })
+        Arc::new(Self {
+            namespace,
+            router,
+            label,
+            session: RwLock::new(session),
+            owned: Mutex::default(),
+            task_needs: Mutex::default(),
+        })
     }
 
     /// The session in use now.
@@ -109,6 +126,12 @@ impl Upstream {
         let mine = self.owned.lock().tools.clone();
         for mut tool in tools {
             let upstream_name = std::mem::take(&mut tool.name);
+            // The bridge makes the upstream call a task itself (see `forward_call`): downstream
+            // clients may call it plainly.
+            let requires_task = tool.task_support() == TaskSupport::Required;
+            if requires_task {
+                tool = tool.with_task_support(TaskSupport::Optional);
+            }
             tool.name = self.namespace.name(&upstream_name);
             if self.clash("tool", &tool.name, server.tool_definition(&tool.name).is_some(), mine.contains(&tool.name)) {
                 continue;
@@ -117,7 +140,7 @@ impl Upstream {
             let upstream = self.clone();
             server.add_tool(tool, move |args: JsonObject, ctx: Context| {
                 let (upstream, name) = (upstream.clone(), upstream_name.clone());
-                async move { forward_call(&upstream, name, args, ctx).await }
+                async move { forward_call(&upstream, name, args, ctx, requires_task).await }
             });
         }
         for old in mine.difference(&names) {
@@ -378,19 +401,86 @@ async fn forward_read(
 }
 
 /// Calls the upstream tool, passing progress on in order and before the result.
+///
+/// A tool that runs only as a task is called as one: a 2025-11-25 upstream says so in its
+/// tools list (`requires_task`), and the call asks for a task and waits for its result; a
+/// 2026-07-28 upstream says so by refusing the first plain call with `-32021` naming the
+/// tasks extension, and the call is made again declaring it (then every later call of that
+/// tool). Progress ends when a call becomes a task.
 async fn forward_call(
     upstream: &Upstream,
     name: String,
     args: JsonObject,
     ctx: Context,
+    requires_task: bool,
 ) -> HandlerResult<CallToolResult> {
-    let (session, args) = (upstream.session(), Value::Object(args));
+    let session = upstream.session();
+    if session.era() == Era::Legacy {
+        return match requires_task {
+            true => forward_as_task(upstream, session, name, Value::Object(args), ctx).await,
+            false => forward_plain(upstream, session, name, Value::Object(args), ctx).await,
+        };
+    }
+    let (plain, tasked) = {
+        let needs = upstream.task_needs.lock();
+        (needs.plain.contains(&name), needs.tasked.contains(&name))
+    };
+    if tasked {
+        return forward_plain(upstream, session.with_tasks(), name, Value::Object(args), ctx).await;
+    }
+    if plain {
+        return forward_plain(upstream, session, name, Value::Object(args), ctx).await;
+    }
+    // Not known yet: the arguments are kept for a second attempt.
+    let retry = Value::Object(args.clone());
+    match forward_plain(upstream, session.clone(), name.clone(), Value::Object(args), ctx.clone()).await {
+        Err(HandlerError::Protocol(e)) if names_tasks_extension(&e) => {
+            upstream.task_needs.lock().tasked.insert(name.clone());
+            forward_plain(upstream, session.with_tasks(), name, retry, ctx).await
+        }
+        outcome => {
+            upstream.task_needs.lock().plain.insert(name);
+            outcome
+        }
+    }
+}
+
+/// Whether `e` is the refusal of a call made without the tasks extension.
+fn names_tasks_extension(e: &ErrorObject) -> bool {
+    e.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+        && e.data.as_ref().is_some_and(|d| d.to_string().contains(mcp_protocol::types::TASKS_EXTENSION))
+}
+
+async fn forward_plain(
+    upstream: &Upstream,
+    session: ClientSession,
+    name: String,
+    args: Value,
+    ctx: Context,
+) -> HandlerResult<CallToolResult> {
     let wants_progress = ctx.wants_progress();
     relay::relay(&upstream.router, &ctx, move |progress| async move {
         if wants_progress {
             session.call_tool_with_progress(name, args, move |p| progress.send(p)).await
         } else {
             session.call_tool(name, args).await
+        }
+    })
+    .await
+}
+
+/// A 2025-11-25 call asking for a task, and the task's result.
+async fn forward_as_task(
+    upstream: &Upstream,
+    session: ClientSession,
+    name: String,
+    args: Value,
+    ctx: Context,
+) -> HandlerResult<CallToolResult> {
+    relay::relay(&upstream.router, &ctx, move |_| async move {
+        match session.call_tool_as_task(name, args, None).await? {
+            CallToolOutcome::Task(task) => session.task_result(&task.task_id).await,
+            CallToolOutcome::Result(result) => Ok(result),
         }
     })
     .await

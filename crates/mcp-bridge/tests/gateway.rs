@@ -400,4 +400,20 @@ async fn task_tools_work_through_the_gateway_for_a_client_with_tasks() {
     let CallToolOutcome::Task(task) = outcome else { panic!("a task: {outcome:?}") };
     let r = tokio::time::timeout(WAIT, legacy.task_result(&task.task_id)).await.expect("in time").unwrap();
     assert_eq!(text(&r), text(&expected), "the task's result is the tool's");
+
+    // A tool that runs only as a task upstream is called as one by the gateway, for clients
+    // of both eras that call it plainly: a 2025-11-25 upstream says so in its list, a
+    // 2026-07-28 one by refusing the first plain call.
+    let modern = downstream(gateway.server(), None).await;
+    for client in [&legacy, &modern] {
+        for tool in ["ref_test_task_required", "old_test_task_required"] {
+            let label = format!("{tool} from {:?}", client.protocol_version());
+            for _ in 0..2 {
+                let r = tokio::time::timeout(WAIT, client.call_tool(tool, json!({}))).await.expect("in time");
+                let r = r.unwrap_or_else(|e| panic!("{label}: {e}"));
+                assert!(text(&r).starts_with("Ran as task "), "{label}: {r:?}");
+                assert!(!text(&r).contains("none"), "{label}: it ran as a task upstream: {r:?}");
+            }
+        }
+    }
 }

@@ -52,7 +52,7 @@ impl ClientSession {
     /// (`resultType: "task"`) when the client declared the tasks extension.
     pub(crate) async fn call_with_input_value(&self, request: &ClientRequest) -> Result<Value, ClientError> {
         let method = request.method();
-        let tasks = self.shared().config.tasks;
+        let tasks = self.shared().config.tasks || self.options.tasks;
         let max_rounds = self.shared().config.max_input_rounds;
         let mut round = RoundInput::default();
         let mut rounds = 0;

@@ -25,6 +25,8 @@ use crate::error::ClientError;
 pub(crate) struct CallOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) progress: Option<ProgressCallback>,
+    /// Declare the tasks extension on these calls (2026-07-28), whatever the client's settings.
+    pub(crate) tasks: bool,
 }
 
 pub(crate) struct SessionInner {
@@ -130,6 +132,16 @@ impl ClientSession {
     pub fn with_timeout(&self, timeout: Duration) -> Self {
         let mut s = self.clone();
         s.options.timeout = Some(timeout);
+        s
+    }
+
+    /// A handle whose calls declare the tasks extension to a 2026-07-28 server (as
+    /// [`crate::ClientBuilder::tasks`] does for every call), so that a tool that runs only as
+    /// a task can be called: [`Self::call_tool`] follows the task to its end. Progress
+    /// notifications end when a call becomes a task. Other revisions are not affected.
+    pub fn with_tasks(&self) -> Self {
+        let mut s = self.clone();
+        s.options.tasks = true;
         s
     }
 
@@ -257,6 +269,7 @@ impl ClientSession {
                 round: round.clone(),
                 meta: meta.clone(),
                 headers,
+                declare_tasks: self.options.tasks,
             };
             let outgoing = match (&request, &custom) {
                 (Outgoing::Typed(r), _) => Outgoing::Typed(r),

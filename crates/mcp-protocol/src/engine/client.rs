@@ -164,6 +164,9 @@ pub struct RequestOptions {
     pub meta: crate::types::Meta,
     /// Extra HTTP headers of a 2026-07-28 request (a tool's `Mcp-Param-*`).
     pub headers: Vec<(Header, String)>,
+    /// Declare the tasks extension in this 2026-07-28 request's capabilities, whatever the
+    /// client declares otherwise (a call that the server runs only as a task).
+    pub declare_tasks: bool,
 }
 
 /// Why a request was not sent.
@@ -253,12 +256,17 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     }
 
     /// The `_meta` a request carries in revision `version`.
-    fn request_meta(&self, version: ProtocolVersion, extra: crate::types::Meta) -> RequestMeta {
+    fn request_meta(&self, version: ProtocolVersion, extra: crate::types::Meta, declare_tasks: bool) -> RequestMeta {
         let other = (!extra.is_empty()).then(|| Box::new(extra));
         let mut meta = RequestMeta { other, ..RequestMeta::default() };
         if version.is_modern() {
             meta.protocol_version = Some(to_raw(version.as_str()));
-            meta.client_capabilities = Some(to_raw(&self.settings.capabilities(version)));
+            let mut capabilities = self.settings.capabilities(version);
+            if declare_tasks {
+                let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+                extensions.entry(crate::types::TASKS_EXTENSION).or_insert_with(|| serde_json::json!({}));
+            }
+            meta.client_capabilities = Some(to_raw(&capabilities));
             meta.client_info = Some(to_raw(&self.settings.info_value(version)));
             meta.log_level = self.log_level.map(|l| to_raw(&l));
         }
@@ -293,7 +301,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         now: Now,
     ) {
         let (id, _) = self.core.allocate(false);
-        let meta = self.request_meta(version, Default::default());
+        let meta = self.request_meta(version, Default::default(), false);
         let text = codec::write_client_request(&id, &request, &meta, &RoundInput::default(), version);
         let headers = self.headers(version, request.method(), request.name());
         let written = Written { id, method: request.method().into(), text, token: None, headers };
@@ -657,7 +665,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         }
         let version = self.negotiated.version;
         let (id, token) = self.core.allocate(options.progress);
-        let mut meta = self.request_meta(version, options.meta);
+        let mut meta = self.request_meta(version, options.meta, options.declare_tasks);
         meta.progress_token = token.clone();
         let text = codec::write_client_request(&id, request, &meta, &options.round, version);
         let send = SendOptions {
@@ -689,7 +697,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             return Err(NotSent::Closed);
         }
         let version = self.negotiated.version;
-        let mut meta = self.request_meta(version, options.meta);
+        let mut meta = self.request_meta(version, options.meta, options.declare_tasks);
         let (id, token) = self.core.allocate(options.progress);
         meta.progress_token = token.clone();
         let params = match params {
