@@ -12,7 +12,7 @@
 //! context.
 //!
 //! A 2026-07-28 downstream client is asked with `input_required` rounds: the upstream call
-//! stays open across the client's retries (see [`relay`]).
+//! stays open across the client's retries (see the `relay` module).
 //!
 //! A [`Gateway`] is the same for several servers at once, local or remote, each under a
 //! prefix ([`Namespace`]); a dropped upstream connection is opened again.

@@ -447,8 +447,11 @@ async fn forward_call(
 
 /// Whether `e` is the refusal of a call made without the tasks extension.
 fn names_tasks_extension(e: &ErrorObject) -> bool {
+    let required = e.data.as_ref().and_then(|d| d.get(mcp_protocol::error::REQUIRED_CAPABILITIES));
     e.code == MISSING_REQUIRED_CLIENT_CAPABILITY
-        && e.data.as_ref().is_some_and(|d| d.to_string().contains(mcp_protocol::types::TASKS_EXTENSION))
+        && required
+            .and_then(|r| r.get("extensions"))
+            .is_some_and(|x| x.get(mcp_protocol::types::TASKS_EXTENSION).is_some())
 }
 
 async fn forward_plain(

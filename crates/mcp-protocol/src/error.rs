@@ -21,6 +21,8 @@ pub const URL_ELICITATION_REQUIRED: i64 = -32042;
 pub const HEADER_MISMATCH: i64 = -32020;
 /// The request needs a client capability the client did not declare (2026-07-28).
 pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// The member of a `-32021` error's `data` that holds the capabilities the request needs.
+pub const REQUIRED_CAPABILITIES: &str = "requiredCapabilities";
 /// The requested protocol version is not supported (2026-07-28).
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 

@@ -151,7 +151,7 @@ impl Scope {
 /// The `-32021` error of a 2026-07-28 request that needs a client capability not declared.
 pub fn missing_capability(required: JsonObject, what: &str) -> ErrorObject {
     ErrorObject::new(MISSING_REQUIRED_CLIENT_CAPABILITY, format!("Missing required client capability: {what}"))
-        .with_data(json!({ "requiredCapabilities": required }))
+        .with_data(json!({ crate::error::REQUIRED_CAPABILITIES: required }))
 }
 
 /// A request for the application to serve.
