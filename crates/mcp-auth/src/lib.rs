@@ -1,4 +1,5 @@
-//! OAuth 2.1 for MCP, client side: an [`OAuthClient`] that the HTTP transport consults for
+//! OAuth 2.1 for MCP. The server side, an MCP server as a protected resource, is
+//! [`resource`] ([`ResourceServer`]). The client side: an [`OAuthClient`] that the HTTP transport consults for
 //! the `Authorization` header of each request and for each 401/403 answer
 //! ([`mcp_transport::http::AuthProvider`]).
 //!
@@ -45,6 +46,7 @@ mod error;
 pub mod jwt;
 pub mod metadata;
 pub mod pkce;
+pub mod resource;
 
 pub use challenge::BearerChallenge;
 pub use client::{
@@ -54,3 +56,4 @@ pub use client::{
 };
 pub use error::AuthError;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
+pub use resource::{IntrospectionVerifier, JwtVerifier, Rejection, ResourceServer, TokenError, TokenVerifier};

@@ -18,6 +18,8 @@ pub(crate) struct Attrs {
     pub(crate) icons: Vec<LitStr>,
     /// `task = "optional" | "required" | "forbidden"`.
     pub(crate) task: Option<LitStr>,
+    /// `scopes = ["notes:read", ...]`: the OAuth scopes a principal needs.
+    pub(crate) scopes: Vec<LitStr>,
     /// Flags, with the value given (`read_only`, `read_only = false`).
     pub(crate) flags: Vec<(syn::Ident, bool)>,
     /// The path of the `mcp` crate.
@@ -68,6 +70,20 @@ impl Attrs {
             "description" => self.description = Some(string(&meta)?),
             "mime_type" if allowed.mime_type => self.mime_type = Some(string(&meta)?),
             "icon" => self.icons.push(string(&meta)?),
+            "scopes" => {
+                let array = match &meta {
+                    Meta::NameValue(syn::MetaNameValue { value: Expr::Array(array), .. }) => array,
+                    other => {
+                        return Err(syn::Error::new_spanned(other, "`scopes` takes strings: scopes = [\"a\", \"b\"]"))
+                    }
+                };
+                for element in &array.elems {
+                    match element {
+                        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => self.scopes.push(s.clone()),
+                        other => return Err(syn::Error::new_spanned(other, "a scope is a string")),
+                    }
+                }
+            }
             "task" if allowed.tool_keys => {
                 let value = string(&meta)?;
                 if !matches!(value.value().as_str(), "optional" | "required" | "forbidden") {
@@ -98,10 +114,10 @@ impl Attrs {
             _ => {
                 let known = match (allowed.tool_keys, allowed.mime_type) {
                     (true, _) => {
-                        "name, title, description, icon, read_only, destructive, idempotent, open_world, task, crate"
+                        "name, title, description, icon, scopes, read_only, destructive, idempotent, open_world, task, crate"
                     }
-                    (false, true) => "a URI first, then name, title, description, mime_type, icon, crate",
-                    (false, false) => "name, title, description, icon, crate",
+                    (false, true) => "a URI first, then name, title, description, mime_type, icon, scopes, crate",
+                    (false, false) => "name, title, description, icon, scopes, crate",
                 };
                 return Err(syn::Error::new_spanned(
                     meta.path(),
@@ -119,6 +135,15 @@ impl Attrs {
         let title = option_str(self.title.as_ref().map(LitStr::value).as_deref());
         let description = self.description.as_ref().map(LitStr::value).or(doc);
         Described { name, title, description: option_str(description.as_deref()) }
+    }
+
+    /// `.with_scopes([...])` when scopes were given, to follow the expression of a definition.
+    pub(crate) fn with_scopes(&self) -> TokenStream {
+        if self.scopes.is_empty() {
+            return TokenStream::new();
+        }
+        let scopes = &self.scopes;
+        quote::quote!(.with_scopes([#(#scopes),*]))
     }
 
     /// The path generated code reaches the runtime by.

@@ -33,6 +33,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     });
     let (bind, vars) = bindings(&params.params, Source::Text, &glue);
     let wait = await_if(sig.asyncness.is_some());
+    let scopes = attrs.with_scopes();
     let impls = quote! {
         impl #glue::IntoPromptDef for #ident {
             fn into_prompt_def(self) -> #glue::PromptDef {
@@ -44,7 +45,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                         let __out: #output = __mcp_body(#(#vars),*)#wait;
                         #glue::IntoPromptResult::into_prompt_result(__out, #description)
                     },
-                )
+                ) #scopes
             }
         }
     };

@@ -71,10 +71,11 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             )
         },
     };
+    let scopes = attrs.with_scopes();
     let impls = quote! {
         impl #glue::IntoResourceDef for #ident {
             fn into_resource_def(self) -> #glue::ResourceDef {
-                #def
+                #def #scopes
             }
         }
     };

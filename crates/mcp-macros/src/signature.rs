@@ -4,7 +4,7 @@
 use syn::{Attribute, Expr, ExprLit, FnArg, Lit, Meta, Pat, ReturnType, Signature, Type};
 
 /// The extractors, by the last segment of their type's path.
-const EXTRACTORS: &[&str] = &["Context", "State"];
+const EXTRACTORS: &[&str] = &["Context", "State", "Principal"];
 
 /// One parameter.
 pub(crate) struct Param {
@@ -45,7 +45,7 @@ pub(crate) fn params(sig: &mut Signature) -> syn::Result<Params> {
                 let doc = take_doc(&mut pt.attrs);
                 let ty = (*pt.ty).clone();
                 let kind = match last_segment(&ty).as_deref() {
-                    Some(name) if EXTRACTORS.contains(&name) => ParamKind::Extractor,
+                    _ if is_extractor(&ty) => ParamKind::Extractor,
                     last => {
                         let Pat::Ident(ident) = &*pt.pat else {
                             return Err(syn::Error::new_spanned(
@@ -71,6 +71,19 @@ pub(crate) fn output(sig: &Signature) -> Type {
         ReturnType::Default => syn::parse_quote!(()),
         ReturnType::Type(_, ty) => (**ty).clone(),
     }
+}
+
+/// Whether `ty` is an extractor, or `Option<Principal>` (an optional principal is an
+/// extractor too, not an optional argument).
+fn is_extractor(ty: &Type) -> bool {
+    let Some(name) = last_segment(ty) else { return false };
+    if EXTRACTORS.contains(&name.as_str()) {
+        return true;
+    }
+    let Type::Path(p) = ty else { return false };
+    let Some(segment) = p.path.segments.last().filter(|_| name == "Option") else { return false };
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return false };
+    matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if last_segment(inner).as_deref() == Some("Principal"))
 }
 
 fn last_segment(ty: &Type) -> Option<String> {

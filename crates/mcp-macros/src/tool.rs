@@ -136,6 +136,7 @@ fn definition(
     });
     let (bind, vars) = bindings(params, Source::Json, glue);
     let wait = await_if(is_async);
+    let scopes = attrs.with_scopes();
     quote! {{
         let mut __schema = #glue::ArgumentsSchema::new();
         #(#properties)*
@@ -156,7 +157,7 @@ fn definition(
                 let __out: #output = #call(#(#vars),*)#wait;
                 #glue::IntoToolResult::into_tool_result(__out, __wrapped)
             }
-        })
+        }) #scopes
     }}
 }
 

@@ -10,6 +10,7 @@
 //! - [`codec`]: writes neutral messages exactly as a revision defines them.
 //! - [`engine`]: sans-IO protocol machinery (correlation, progress, cursors).
 //! - [`uri_template`]: RFC 6570 URI templates, expanded and matched.
+//! - [`principal`]: who a request comes from, as its transport's authorization established it.
 #![deny(missing_docs)]
 // Decode errors are the cold path and carry a whole JSON-RPC error object by design.
 #![allow(clippy::result_large_err)]
@@ -24,6 +25,7 @@ pub mod jsonrpc;
 pub mod message;
 pub mod method;
 pub mod namespace;
+pub mod principal;
 pub mod revision;
 pub mod telemetry;
 pub mod trace_context;
@@ -33,4 +35,5 @@ pub mod uri_template;
 pub use error::ErrorObject;
 pub use jsonrpc::{Notification, RequestId, Response};
 pub use method::Method;
+pub use principal::Principal;
 pub use revision::{Era, ProtocolVersion};

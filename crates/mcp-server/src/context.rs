@@ -27,7 +27,7 @@ use mcp_protocol::types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     ListRootsResult, LoggingLevel, Meta, ProgressToken,
 };
-use mcp_protocol::{ProtocolVersion, RequestId};
+use mcp_protocol::{Principal, ProtocolVersion, RequestId};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -97,6 +97,8 @@ struct Inner {
     /// Progress of a handler running as a task, whose request is answered already: the
     /// rules are kept here instead of by the engine.
     task_progress: Mutex<ProgressTracker>,
+    /// Who the request comes from, as its transport authorized it.
+    principal: Option<Arc<Principal>>,
 }
 
 /// What a [`Context`] is made of.
@@ -116,6 +118,7 @@ pub(crate) struct ContextParts {
 impl Context {
     pub(crate) fn new(parts: ContextParts) -> Self {
         let task = OnceLock::new();
+        let principal = parts.link.principal();
         if let Some(link) = parts.task {
             let _ = task.set(link);
         }
@@ -131,6 +134,7 @@ impl Context {
                 request_timeout: parts.request_timeout,
                 round: parts.round.map(Mutex::new),
                 task,
+                principal,
             }),
             state: parts.state,
         }
@@ -164,6 +168,14 @@ impl Context {
     /// HTTP `Mcp-Session-Id`); `None` over stdio and for stateless requests.
     pub fn session_id(&self) -> Option<&str> {
         self.inner.link.session_id()
+    }
+
+    /// Who the request comes from, as its transport's authorization established it (HTTP
+    /// behind a resource server): subject, client, scopes, claims. `None` over a transport
+    /// without authorization (stdio, an HTTP endpoint left open). (Handlers written as plain
+    /// functions take it as a `Principal` argument, or `Option<Principal>`.)
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_deref()
     }
 
     /// The protocol revision of this request.

@@ -12,6 +12,7 @@ use crate::answer::Answer;
 use crate::context::Context;
 use crate::error::HandlerError;
 use crate::refusal::Refusal;
+use crate::scopes::Scopes;
 use crate::server::Server;
 use crate::tasks::{self, ToolPlan};
 
@@ -22,6 +23,12 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
     let inner = &server.inner;
     let page_size = inner.config.page_size;
     let answer = |r: Result<ServerResult, Refusal>| Answer::from(r);
+    let principal = ctx.principal();
+    // Lists show what the principal may use; a page may come out short (its cursor leads on).
+    let permitted = |scopes: &Scopes| scopes.permit(principal);
+    if let Some(refused) = server.refuse_scope(request, principal) {
+        return Answer::Refused(refused);
+    }
     match request {
         ClientRequest::CallTool(call) => {
             let Some(entry) = inner.tools.get(&call.name) else {
@@ -55,15 +62,21 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
         ClientRequest::ListTools(PaginatedParams { cursor }) => answer(
             inner
                 .tools
-                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.tool.clone())
-                .map(|(tools, next_cursor)| ServerResult::ListTools(ListToolsResult { tools, next_cursor }))
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| permitted(&e.scopes).then(|| e.tool.clone()))
+                .map(|(tools, next_cursor)| {
+                    let tools = tools.into_iter().flatten().collect();
+                    ServerResult::ListTools(ListToolsResult { tools, next_cursor })
+                })
                 .map_err(Refusal::Cursor),
         ),
         ClientRequest::ListResources(PaginatedParams { cursor }) => answer(
             inner
                 .resources
-                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.resource.clone())
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| {
+                    permitted(&e.scopes).then(|| e.resource.clone())
+                })
                 .map(|(resources, next_cursor)| {
+                    let resources = resources.into_iter().flatten().collect();
                     ServerResult::ListResources(ListResourcesResult { resources, next_cursor })
                 })
                 .map_err(Refusal::Cursor),
@@ -71,8 +84,11 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
         ClientRequest::ListResourceTemplates(PaginatedParams { cursor }) => answer(
             inner
                 .templates
-                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.template.clone())
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| {
+                    permitted(&e.scopes).then(|| e.template.clone())
+                })
                 .map(|(resource_templates, next_cursor)| {
+                    let resource_templates = resource_templates.into_iter().flatten().collect();
                     ServerResult::ListResourceTemplates(ListResourceTemplatesResult { resource_templates, next_cursor })
                 })
                 .map_err(Refusal::Cursor),
@@ -94,8 +110,11 @@ pub(crate) async fn dispatch(server: &Server, request: &mut ClientRequest, ctx: 
         ClientRequest::ListPrompts(PaginatedParams { cursor }) => answer(
             inner
                 .prompts
-                .page(&inner.cursors, cursor.as_deref(), page_size, |e| e.prompt.clone())
-                .map(|(prompts, next_cursor)| ServerResult::ListPrompts(ListPromptsResult { prompts, next_cursor }))
+                .page(&inner.cursors, cursor.as_deref(), page_size, |e| permitted(&e.scopes).then(|| e.prompt.clone()))
+                .map(|(prompts, next_cursor)| {
+                    let prompts = prompts.into_iter().flatten().collect();
+                    ServerResult::ListPrompts(ListPromptsResult { prompts, next_cursor })
+                })
                 .map_err(Refusal::Cursor),
         ),
         ClientRequest::GetPrompt(GetPromptParams { name, arguments }) => {

@@ -26,7 +26,7 @@
 pub use authoring::glue as __private;
 
 // Layers, each file importing only the ones above it:
-//   error, link (the engine behind its lock, and the sinks) ->
+//   error, scopes, link (the engine behind its lock, and the sinks) ->
 //   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
 //   server/{validation, config, mod}, middleware/{request, response} (the server holds its
 //   middleware stack, whose requests carry the server) ->
@@ -43,6 +43,7 @@ pub mod middleware;
 mod panic;
 mod refusal;
 pub mod roots;
+mod scopes;
 mod server;
 mod session;
 mod state;
@@ -55,8 +56,10 @@ pub use authoring::{
 pub use context::{Context, InputRequest};
 pub use error::{AskError, HandlerError, HandlerResult};
 pub use mcp_protocol::engine::Change;
+pub use mcp_protocol::Principal;
 pub use middleware::{McpRequest, McpResponse};
 pub use roots::{Roots, RootsError};
+pub use scopes::Scopes;
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;
 pub use tasks::{

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use futures::future::{BoxFuture, Either};
 use mcp_protocol::engine::{Event, Failure, Now, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
 use mcp_protocol::frame::{FrameKind, Outbound};
-use mcp_protocol::RequestId;
+use mcp_protocol::{Principal, RequestId};
 use parking_lot::Mutex;
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -110,6 +110,10 @@ pub(crate) struct Link {
     tasks_end: OnceLock<CancellationToken>,
     /// The connection has ended.
     ended: std::sync::atomic::AtomicBool,
+    /// Who the connection's requests come from, as its transport authorized them: a
+    /// stateless request's principal, or the latest of a legacy session's (the same party
+    /// each time; its scopes may grow with a step-up).
+    principal: Mutex<Option<Arc<Principal>>>,
 }
 
 /// The time now, as the engine takes it.
@@ -133,7 +137,20 @@ impl Link {
             task_owner: OnceLock::new(),
             tasks_end: OnceLock::new(),
             ended: std::sync::atomic::AtomicBool::new(false),
+            principal: Mutex::new(None),
         }
+    }
+
+    /// Who the connection's requests come from, if its transport authorized them.
+    pub(crate) fn principal(&self) -> Option<Arc<Principal>> {
+        self.principal.lock().clone()
+    }
+
+    /// Sets who the connection's requests come from: the requests served from now on see it,
+    /// and the request states sealed for them are bound to it.
+    pub(crate) fn set_principal(&self, principal: Option<Arc<Principal>>) {
+        self.peer.lock().set_identity(principal.as_ref().map(|p| p.key()));
+        *self.principal.lock() = principal;
     }
 
     /// Which connection this is.

@@ -85,6 +85,14 @@ pub(crate) enum Refusal {
         /// Whether it is the session's (else the server's).
         per_session: bool,
     },
+    /// The request's principal lacks a scope what it names needs.
+    #[error("{target} needs the scope(s) {}, which the access token does not grant", .scopes.join(" "))]
+    InsufficientScope {
+        /// What the request names (`tool notes_add`, `resource notes://1`, `prompt p`).
+        target: String,
+        /// Every scope it needs.
+        scopes: Vec<String>,
+    },
     /// The handler of this method panicked (what it said is in the server's log).
     #[error("the {0} handler failed unexpectedly")]
     Panicked(Method),
@@ -102,6 +110,10 @@ impl Refusal {
             | Self::InvalidTaskAnswer { .. }
             | Self::Cursor(_) => ErrorObject::invalid_params(self),
             Self::TaskMode { .. } => ErrorObject::method_not_found(&self.to_string()),
+            Self::InsufficientScope { ref scopes, .. } => {
+                let data = json!({ "requiredScopes": scopes });
+                ErrorObject::invalid_request(self).with_data(data)
+            }
             Self::NotOffered(method) => ErrorObject::method_not_found(method.as_str()),
             Self::TasksExtensionMissing => tasks_extension_missing(),
             Self::Store(TaskStoreError::NotFound) => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use mcp_protocol::engine::Change;
 use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{ClientRequest, Decoded, FromClient, Received, Request};
-use mcp_protocol::{ProtocolVersion, RequestId};
+use mcp_protocol::{Principal, ProtocolVersion, RequestId};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -63,7 +63,24 @@ impl Server {
         frames: mpsc::Sender<Outbound>,
         cancel: CancellationToken,
     ) {
+        self.serve_stateless_for(request, None, frames, cancel).await
+    }
+
+    /// [`Self::serve_stateless`] for a request its transport authorized for `principal`: its
+    /// handlers see it ([`crate::Context::principal`]), it sees and uses only what the
+    /// principal's scopes permit, its tasks are the principal's, and the `requestState` of its
+    /// rounds is bound to the principal.
+    pub async fn serve_stateless_for(
+        &self,
+        request: Box<Request<ClientRequest>>,
+        principal: Option<Arc<Principal>>,
+        frames: mpsc::Sender<Outbound>,
+        cancel: CancellationToken,
+    ) {
         let link = connection::link(Peer::stateless(self.settings().clone()), Sink::Frames(frames));
+        if principal.is_some() {
+            link.set_principal(principal);
+        }
         let id = request.id.clone();
         // Subscribed before the request is handled: a listen stream misses nothing after its
         // acknowledgement. (Only a listen stream needs it.)
@@ -147,6 +164,19 @@ impl ServerSession {
     /// Tells the session's client about a change, if its revision and subscriptions call for it.
     pub async fn announce(&self, change: &Change) {
         connection::announce(&self.server, &self.link, Ok(change.clone())).await;
+    }
+
+    /// Who the session's requests come from, as its transport authorized them.
+    pub fn principal(&self) -> Option<Arc<Principal>> {
+        self.link.principal()
+    }
+
+    /// Sets who the session's requests come from (its transport authorized them): the
+    /// requests received from now on see it. The transport binds a session to the party that
+    /// opened it ([`Principal::same_party`]) and calls this with each request's principal,
+    /// whose scopes may have grown since (a step-up).
+    pub fn set_principal(&self, principal: Option<Arc<Principal>>) {
+        self.link.set_principal(principal);
     }
 
     /// The negotiated revision, once `initialize` has been answered.

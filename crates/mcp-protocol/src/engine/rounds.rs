@@ -41,12 +41,14 @@ pub fn fingerprint(request: &ClientRequest) -> String {
 
 impl InputRound {
     /// Opens a round from a retry's members: the sealed state is checked (it must have been
-    /// sealed by `sealer` for this very request, and not have expired at `now_ms`), and the
-    /// answers of earlier rounds are taken from it.
+    /// sealed by `sealer` for this very request and this `client`, the principal's key when the
+    /// transport authorized the request, and not have expired at `now_ms`), and the answers of
+    /// earlier rounds are taken from it.
     pub fn open(
         request: &ClientRequest,
         input: &RoundInput,
         sealer: &StateSealer,
+        client: Option<&str>,
         now_ms: u64,
     ) -> Result<Self, ErrorObject> {
         let mut round = Self::default();
@@ -55,7 +57,7 @@ impl InputRound {
             None | Some(Ok(Value::Null)) => {}
             Some(Ok(Value::String(sealed))) => {
                 let contents = sealer
-                    .open(&sealed, &fingerprint(request), None, now_ms)
+                    .open(&sealed, &fingerprint(request), client, now_ms)
                     .map_err(|e: StateError| ErrorObject::invalid_params(e))?;
                 round.answers = contents.answers;
                 round.carried = contents.state;
@@ -110,16 +112,17 @@ impl InputRound {
     }
 
     /// The `input_required` result that ends this round: the questions, and the state sealed
-    /// for `request` until `expires_at_ms`.
+    /// for `request` and `client` until `expires_at_ms`.
     pub fn input_required(
         &self,
         request: &ClientRequest,
         sealer: &StateSealer,
+        client: Option<&str>,
         expires_at_ms: u64,
     ) -> InputRequiredResult {
         let state = StateContents {
             request: fingerprint(request),
-            client: None,
+            client: client.map(str::to_owned),
             expires_at_ms,
             answers: self.used.clone(),
             state: self.next.clone().or_else(|| self.carried.clone()),
@@ -153,31 +156,46 @@ mod tests {
     fn a_question_is_asked_then_answered_from_the_retry_and_carried_sealed() {
         let sealer = StateSealer::random();
         let request = call("t");
-        let mut first = InputRound::open(&request, &RoundInput::default(), &sealer, 0).unwrap();
+        let mut first = InputRound::open(&request, &RoundInput::default(), &sealer, None, 0).unwrap();
         assert_eq!(first.answer("name", &elicit()), None);
         assert!(first.has_questions());
         first.set_next(json!({"step": 1}));
-        let ended = first.input_required(&request, &sealer, 1_000);
+        let ended = first.input_required(&request, &sealer, None, 1_000);
         assert_eq!(ended.input_requests.len(), 1);
 
         let retry = RoundInput {
             input_responses: Some(to_raw(&json!({"name": {"action": "accept", "content": {"n": "x"}}}))),
             request_state: ended.request_state.as_deref().map(to_raw),
         };
-        let mut second = InputRound::open(&request, &retry, &sealer, 500).unwrap();
+        let mut second = InputRound::open(&request, &retry, &sealer, None, 500).unwrap();
         assert_eq!(second.carried(), Some(&json!({"step": 1})));
         assert!(second.answer("name", &elicit()).is_some());
         assert!(!second.has_questions());
 
         // The state binds the request, the sealer, and the time.
-        let other = InputRound::open(&call("other"), &retry, &sealer, 500).unwrap_err();
+        let other = InputRound::open(&call("other"), &retry, &sealer, None, 500).unwrap_err();
         assert_eq!(other.code, crate::error::INVALID_PARAMS);
-        assert!(InputRound::open(&request, &retry, &StateSealer::random(), 500).is_err());
-        assert!(InputRound::open(&request, &retry, &sealer, 1_001).is_err());
+        assert!(InputRound::open(&request, &retry, &StateSealer::random(), None, 500).is_err());
+        assert!(InputRound::open(&request, &retry, &sealer, None, 1_001).is_err());
         let tampered = RoundInput { request_state: Some(to_raw("x.y")), ..retry.clone() };
-        assert!(InputRound::open(&request, &tampered, &sealer, 500).is_err());
+        assert!(InputRound::open(&request, &tampered, &sealer, None, 500).is_err());
         let not_a_string = RoundInput { request_state: Some(to_raw(&5)), ..retry };
-        assert!(InputRound::open(&request, &not_a_string, &sealer, 500).is_err());
+        assert!(InputRound::open(&request, &not_a_string, &sealer, None, 500).is_err());
+    }
+
+    #[test]
+    fn a_state_sealed_for_one_principal_is_refused_to_another() {
+        let sealer = StateSealer::random();
+        let request = call("t");
+        let mut first = InputRound::open(&request, &RoundInput::default(), &sealer, Some("alice"), 0).unwrap();
+        assert_eq!(first.answer("name", &elicit()), None);
+        let ended = first.input_required(&request, &sealer, Some("alice"), 1_000);
+        let retry = RoundInput { input_responses: None, request_state: ended.request_state.as_deref().map(to_raw) };
+        assert!(InputRound::open(&request, &retry, &sealer, Some("alice"), 500).is_ok());
+        for other in [Some("bob"), None] {
+            let refused = InputRound::open(&request, &retry, &sealer, other, 500).unwrap_err();
+            assert_eq!(refused.code, crate::error::INVALID_PARAMS, "{other:?}");
+        }
     }
 
     #[test]
@@ -188,7 +206,7 @@ mod tests {
             input_responses: Some(to_raw(&json!({"k": {"not": "an elicit result"}}))),
             request_state: None,
         };
-        let mut round = InputRound::open(&request, &retry, &sealer, 0).unwrap();
+        let mut round = InputRound::open(&request, &retry, &sealer, None, 0).unwrap();
         assert_eq!(round.answer("k", &elicit()), None);
         assert_eq!(round.next_unnamed_key(), "input-1");
         assert_eq!(round.next_unnamed_key(), "input-2");

@@ -227,6 +227,9 @@ pub enum Change {
 pub struct ServerPeer<W = (), H = ()> {
     settings: Arc<ServerSettings>,
     stateless: bool,
+    /// Who the requests come from, as the transport authorized them (a principal's key):
+    /// the request states sealed here are bound to it.
+    identity: Option<String>,
     session: Option<Session>,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
@@ -287,6 +290,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         Self {
             settings,
             stateless: false,
+            identity: None,
             session: None,
             log_level: Some(LoggingLevel::Debug),
             subscriptions: HashSet::new(),
@@ -301,6 +305,13 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
     /// exist there.
     pub fn stateless(settings: Arc<ServerSettings>) -> Self {
         Self { stateless: true, ..Self::new(settings) }
+    }
+
+    /// Who the requests come from, as the transport authorized them (a principal's key), or
+    /// `None`: the request states sealed from now on are bound to it, and a state sealed for
+    /// another identity is refused.
+    pub fn set_identity(&mut self, identity: Option<String>) {
+        self.identity = identity;
     }
 
     /// The settings.
@@ -522,7 +533,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             _ => {}
         }
         let round = if rev.is_modern() && known.allows_input_rounds() {
-            match InputRound::open(&body, &round, &self.settings.sealer, now.unix_ms) {
+            match InputRound::open(&body, &round, &self.settings.sealer, self.identity.as_deref(), now.unix_ms) {
                 Ok(round) => Some(Box::new(round)),
                 Err(e) => return self.answer_now(&id, batch, rev, Err(e)),
             }
@@ -763,7 +774,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         now: Now,
     ) -> bool {
         let ttl = self.settings.request_state_ttl.as_millis() as u64;
-        let result = round.input_required(request, &self.settings.sealer, now.unix_ms.saturating_add(ttl));
+        let result = round.input_required(
+            request,
+            &self.settings.sealer,
+            self.identity.as_deref(),
+            now.unix_ms.saturating_add(ttl),
+        );
         self.respond(id, Ok(ServerResult::InputRequired(result)))
     }
 

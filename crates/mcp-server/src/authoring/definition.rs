@@ -12,6 +12,7 @@ use mcp_protocol::types::{
 
 use crate::context::Context;
 use crate::error::HandlerResult;
+use crate::scopes::Scopes;
 use crate::server::registry::{boxed1, Completer, PromptHandler, ResourceHandler, TemplateHandler, ToolHandler};
 
 /// A tool and its handler, ready to register ([`crate::ServerBuilder::tool`],
@@ -20,6 +21,7 @@ use crate::server::registry::{boxed1, Completer, PromptHandler, ResourceHandler,
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: ToolHandler,
+    pub(crate) scopes: Scopes,
 }
 
 impl ToolDef {
@@ -30,7 +32,19 @@ impl ToolDef {
         F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
-        Self { tool, handler: boxed1(handler) }
+        Self { tool, handler: boxed1(handler), scopes: Scopes::default() }
+    }
+
+    /// The OAuth scopes a caller's token must grant, all of them, to see the tool listed and
+    /// to call it (see [`Scopes`]).
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = Scopes::new(scopes);
+        self
+    }
+
+    /// The scopes the tool needs.
+    pub fn scopes(&self) -> &[String] {
+        self.scopes.as_slice()
     }
 
     /// The tool's definition.
@@ -106,6 +120,7 @@ impl<T: ToolSet> IntoToolSet<Shared> for Arc<T> {
 #[derive(Clone)]
 pub struct ResourceDef {
     pub(crate) kind: ResourceKind,
+    pub(crate) scopes: Scopes,
 }
 
 #[derive(Clone)]
@@ -121,7 +136,7 @@ impl ResourceDef {
         F: Fn(String, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
-        Self { kind: ResourceKind::Fixed(resource, boxed1(handler)) }
+        Self { kind: ResourceKind::Fixed(resource, boxed1(handler)), scopes: Scopes::default() }
     }
 
     /// A resource template; the handler gets the URI and its variables.
@@ -131,7 +146,7 @@ impl ResourceDef {
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
         let handler: TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
-        Self { kind: ResourceKind::Template(template, handler, HashMap::new()) }
+        Self { kind: ResourceKind::Template(template, handler, HashMap::new()), scopes: Scopes::default() }
     }
 
     /// Completion values of a template variable (`completion/complete`: those that start
@@ -155,6 +170,18 @@ impl ResourceDef {
             completions.insert(variable.to_owned(), completer);
         }
         self
+    }
+
+    /// The OAuth scopes a client's token must grant, all of them, to see the resource (or
+    /// template) listed and to read it (see [`Scopes`]).
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = Scopes::new(scopes);
+        self
+    }
+
+    /// The scopes the resource needs.
+    pub fn scopes(&self) -> &[String] {
+        self.scopes.as_slice()
     }
 
     /// The URI, or the URI template.
@@ -195,6 +222,7 @@ pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: PromptHandler,
     pub(crate) completions: HashMap<String, Completer>,
+    pub(crate) scopes: Scopes,
 }
 
 impl PromptDef {
@@ -204,7 +232,7 @@ impl PromptDef {
         F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
     {
-        Self { prompt, handler: boxed1(handler), completions: HashMap::new() }
+        Self { prompt, handler: boxed1(handler), completions: HashMap::new(), scopes: Scopes::default() }
     }
 
     /// Completion values of an argument (`completion/complete`: those that start with what
@@ -224,6 +252,18 @@ impl PromptDef {
     {
         self.completions.insert(argument.to_owned(), completer(complete));
         self
+    }
+
+    /// The OAuth scopes a client's token must grant, all of them, to see the prompt listed
+    /// and to get it (see [`Scopes`]).
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = Scopes::new(scopes);
+        self
+    }
+
+    /// The scopes the prompt needs.
+    pub fn scopes(&self) -> &[String] {
+        self.scopes.as_slice()
     }
 
     /// The prompt's definition.

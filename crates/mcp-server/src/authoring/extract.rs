@@ -3,7 +3,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use mcp_protocol::ErrorObject;
+use mcp_protocol::{ErrorObject, Principal};
 
 use crate::context::Context;
 use crate::error::HandlerError;
@@ -12,7 +12,7 @@ use crate::error::HandlerError;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be taken from the request's context",
     label = "not an extractor",
-    note = "the extractors are `Context` and `State<T>`; a parameter the client gives is a plain `Deserialize + JsonSchema` type"
+    note = "the extractors are `Context`, `State<T>` and `Principal` (or `Option<Principal>`); a parameter the client gives is a plain `Deserialize + JsonSchema` type"
 )]
 pub trait FromContext: Sized {
     /// Takes the value out of the context.
@@ -22,6 +22,27 @@ pub trait FromContext: Sized {
 impl FromContext for Context {
     fn from_context(ctx: &Context) -> Result<Self, HandlerError> {
         Ok(ctx.clone())
+    }
+}
+
+/// Who the request comes from ([`Context::principal`]). A handler taking a `Principal`
+/// serves only authorized requests: one without (over stdio, or an HTTP endpoint without a
+/// resource server) is refused with `-32600`. Take an `Option<Principal>` to serve both.
+impl FromContext for Principal {
+    fn from_context(ctx: &Context) -> Result<Self, HandlerError> {
+        match ctx.principal() {
+            Some(p) => Ok(p.clone()),
+            None => Err(HandlerError::Protocol(ErrorObject::invalid_request(
+                "this handler serves authorized requests only, and the request came without authorization",
+            ))),
+        }
+    }
+}
+
+/// Who the request comes from, if its transport authorized it.
+impl FromContext for Option<Principal> {
+    fn from_context(ctx: &Context) -> Result<Self, HandlerError> {
+        Ok(ctx.principal().cloned())
     }
 }
 

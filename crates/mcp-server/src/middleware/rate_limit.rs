@@ -61,6 +61,20 @@ impl RateLimitLayer<u64> {
     }
 }
 
+impl RateLimitLayer<String> {
+    /// `rate` requests per second and `burst` at once, per principal when the request has one
+    /// (its issuer, subject and client: every session and stateless request of one party share
+    /// a bucket), else per connection or session.
+    pub fn per_principal(rate: f64, burst: u32) -> Self {
+        RateLimitLayer::new(rate, burst).keyed_by(|request: &McpRequest| {
+            Some(match request.principal() {
+                Some(p) => p.key(),
+                None => format!("connection {}", request.context().connection_id()),
+            })
+        })
+    }
+}
+
 impl<K> RateLimitLayer<K> {
     /// Keys the buckets on what `key` draws from each request (`None`: not limited).
     pub fn keyed_by<J, F>(self, key: F) -> RateLimitLayer<J>

@@ -1,7 +1,7 @@
 //! The request a middleware layer sees.
 
 use mcp_protocol::message::{ClientRequest, RequestMeta};
-use mcp_protocol::{Method, ProtocolVersion};
+use mcp_protocol::{Method, Principal, ProtocolVersion};
 
 use crate::context::Context;
 use crate::server::Server;
@@ -53,6 +53,12 @@ impl McpRequest {
     /// The context the handler gets.
     pub fn context(&self) -> &Context {
         &self.context
+    }
+
+    /// Who the request comes from, as its transport authorized it ([`Context::principal`]):
+    /// what a rate limit per principal keys on, what visibility by scope reads.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.context.principal()
     }
 
     /// The protocol revision the request was made in.

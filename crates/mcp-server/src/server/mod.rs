@@ -3,6 +3,7 @@
 //! - [`config`]: its settings, and the builder.
 //! - [`registry`]: the tools, resources, templates and prompts, with their handlers.
 
+mod access;
 mod config;
 mod mount;
 pub(crate) mod registry;
@@ -272,12 +273,12 @@ impl Server {
 
     /// Adds (or replaces) a tool made with `#[tool]` or a [`ToolDef`].
     pub fn register_tool(&self, tool: impl IntoToolDef) {
-        let ToolDef { tool, handler } = tool.into_tool_def();
+        let ToolDef { tool, handler, scopes } = tool.into_tool_def();
         let name = tool.name.clone();
-        let entry = Arc::new(ToolEntry::new(tool, handler));
+        let entry = Arc::new(ToolEntry::new(tool, handler, scopes));
         self.inner.tools.insert(name, entry.clone());
         self.announce(Change::Tools);
-        self.mount_tool_up(&entry.tool, &entry.handler);
+        self.mount_tool_up(&entry);
     }
 
     /// Adds (or replaces) every tool of a `#[tools]` impl block, on the value given (`T` or
@@ -291,21 +292,22 @@ impl Server {
     /// Adds (or replaces) a resource or resource template made with `#[resource]` or a
     /// [`ResourceDef`]. A template that is not a valid URI template is refused.
     pub fn register_resource(&self, resource: impl IntoResourceDef) -> Result<(), UriTemplateError> {
-        let kind = resource.into_resource_def().kind;
-        match &kind {
+        let def = resource.into_resource_def();
+        let scopes = def.scopes.clone();
+        match &def.kind {
             ResourceKind::Fixed(resource, handler) => {
-                let entry = ResourceEntry { resource: resource.clone(), handler: handler.clone() };
+                let entry = ResourceEntry { resource: resource.clone(), handler: handler.clone(), scopes };
                 self.inner.resources.insert(resource.uri.clone(), entry);
             }
             ResourceKind::Template(template, handler, completions) => {
                 let parsed = UriTemplate::parse(&template.uri_template)?;
                 let key = template.uri_template.clone();
                 let (template, handler, completions) = (template.clone(), handler.clone(), completions.clone());
-                self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions });
+                self.inner.templates.insert(key, TemplateEntry { template, parsed, handler, completions, scopes });
             }
         }
         self.announce(Change::Resources);
-        self.mount_resource_up(&kind);
+        self.mount_resource_up(&def);
         Ok(())
     }
 
@@ -316,6 +318,7 @@ impl Server {
             prompt: def.prompt.clone(),
             handler: def.handler.clone(),
             completions: def.completions.clone(),
+            scopes: def.scopes.clone(),
         };
         self.inner.prompts.insert(def.prompt.name.clone(), entry);
         self.announce(Change::Prompts);

@@ -13,9 +13,11 @@ use std::sync::{Arc, Weak};
 
 use mcp_protocol::engine::Change;
 use mcp_protocol::namespace::Namespace;
-use mcp_protocol::types::{Prompt, Resource, ResourceTemplate, Tool};
+use mcp_protocol::types::{Prompt, Resource, ResourceTemplate};
 
-use super::registry::{Completer, CompleterFn, PromptHandler, ResourceHandler, TemplateHandler, ToolHandler};
+use super::registry::{
+    Completer, CompleterFn, PromptHandler, ResourceHandler, TemplateHandler, ToolEntry, ToolHandler,
+};
 use super::{Server, ServerInner};
 use crate::authoring::definition::{ResourceDef, ResourceKind};
 use crate::authoring::{PromptDef, ToolDef};
@@ -35,17 +37,19 @@ impl Server {
         let state = &self.inner.state;
         let tools: Vec<_> = self.inner.tools.with_all(|m| m.values().cloned().collect());
         for entry in tools {
-            parent.register_tool(tool_def(&namespace, state, &entry.tool, &entry.handler));
+            parent.register_tool(tool_def(&namespace, state, &entry));
         }
         let resources: Vec<_> = self.inner.resources.with_all(|m| m.values().cloned().collect());
         for entry in resources {
             if let Some(def) = resource_def(&namespace, state, &entry.resource, &entry.handler) {
+                let def = def.with_scopes(entry.scopes.as_slice().iter().cloned());
                 let _ = parent.register_resource(def);
             }
         }
         let templates: Vec<_> = self.inner.templates.with_all(|m| m.values().cloned().collect());
         for entry in templates {
             if let Some(def) = template_def(&namespace, state, &entry.template, &entry.handler, &entry.completions) {
+                let def = def.with_scopes(entry.scopes.as_slice().iter().cloned());
                 if let Err(e) = parent.register_resource(def) {
                     tracing::error!(template = %entry.template.uri_template, "the mounted template is left out: {e}");
                 }
@@ -53,7 +57,8 @@ impl Server {
         }
         let prompts: Vec<_> = self.inner.prompts.with_all(|m| m.values().cloned().collect());
         for entry in prompts {
-            parent.register_prompt(prompt_def(&namespace, state, &entry.prompt, &entry.handler, &entry.completions));
+            let def = prompt_def(&namespace, state, &entry.prompt, &entry.handler, &entry.completions);
+            parent.register_prompt(def.with_scopes(entry.scopes.as_slice().iter().cloned()));
         }
     }
 
@@ -74,24 +79,24 @@ impl Server {
     }
 
     /// Registers a tool just registered here in the servers this one is mounted in.
-    pub(crate) fn mount_tool_up(&self, tool: &Tool, handler: &ToolHandler) {
+    pub(crate) fn mount_tool_up(&self, entry: &ToolEntry) {
         let state = self.inner.state.clone();
-        self.each_parent(|parent, ns| parent.register_tool(tool_def(ns, &state, tool, handler)));
+        self.each_parent(|parent, ns| parent.register_tool(tool_def(ns, &state, entry)));
     }
 
     /// Registers a resource or template just registered here in the servers this one is
     /// mounted in.
-    pub(crate) fn mount_resource_up(&self, kind: &ResourceKind) {
+    pub(crate) fn mount_resource_up(&self, registered: &ResourceDef) {
         let state = self.inner.state.clone();
         self.each_parent(|parent, ns| {
-            let def = match kind {
+            let def = match &registered.kind {
                 ResourceKind::Fixed(resource, handler) => resource_def(ns, &state, resource, handler),
                 ResourceKind::Template(template, handler, completions) => {
                     template_def(ns, &state, template, handler, completions)
                 }
             };
             if let Some(def) = def {
-                let _ = parent.register_resource(def);
+                let _ = parent.register_resource(def.with_scopes(registered.scopes.as_slice().iter().cloned()));
             }
         });
     }
@@ -100,7 +105,8 @@ impl Server {
     pub(crate) fn mount_prompt_up(&self, def: &PromptDef) {
         let state = self.inner.state.clone();
         self.each_parent(|parent, ns| {
-            parent.register_prompt(prompt_def(ns, &state, &def.prompt, &def.handler, &def.completions))
+            let mounted = prompt_def(ns, &state, &def.prompt, &def.handler, &def.completions);
+            parent.register_prompt(mounted.with_scopes(def.scopes.as_slice().iter().cloned()))
         });
     }
 
@@ -127,12 +133,12 @@ impl Server {
     }
 }
 
-fn tool_def(ns: &Namespace, state: &Arc<StateMap>, tool: &Tool, handler: &ToolHandler) -> ToolDef {
-    let mut tool = tool.clone();
+fn tool_def(ns: &Namespace, state: &Arc<StateMap>, entry: &ToolEntry) -> ToolDef {
+    let mut tool = entry.tool.clone();
     tool.name = ns.name(&tool.name);
-    let (handler, state) = (handler.clone(), state.clone());
+    let (handler, state) = (entry.handler.clone(), state.clone());
     let handler: ToolHandler = Arc::new(move |args, ctx| handler(args, ctx.with_state(state.clone())));
-    ToolDef { tool, handler }
+    ToolDef { tool, handler, scopes: entry.scopes.clone() }
 }
 
 fn resource_def(
@@ -153,7 +159,7 @@ fn resource_def(
         let (read, ns) = (handler(inner, ctx.with_state(state.clone())), ns.clone());
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
-    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler) })
+    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler), scopes: Default::default() })
 }
 
 fn template_def(
@@ -175,7 +181,8 @@ fn template_def(
         let (read, ns) = (handler(inner, vars, ctx.with_state(handler_state.clone())), ns.clone());
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
-    Some(ResourceDef { kind: ResourceKind::Template(template, handler, completers(state, completions)) })
+    let kind = ResourceKind::Template(template, handler, completers(state, completions));
+    Some(ResourceDef { kind, scopes: Default::default() })
 }
 
 fn prompt_def(
@@ -189,7 +196,7 @@ fn prompt_def(
     prompt.name = ns.name(&prompt.name);
     let (inner, handler_state) = (handler.clone(), state.clone());
     let handler: PromptHandler = Arc::new(move |args, ctx| inner(args, ctx.with_state(handler_state.clone())));
-    PromptDef { prompt, handler, completions: completers(state, completions) }
+    PromptDef { prompt, handler, completions: completers(state, completions), scopes: Default::default() }
 }
 
 /// Completers whose handlers reach the mounted server's state.

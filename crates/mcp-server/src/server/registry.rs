@@ -21,6 +21,7 @@ use parking_lot::RwLock;
 use super::validation::ToolSchemas;
 use crate::context::Context;
 use crate::error::{AskError, HandlerError, HandlerResult};
+use crate::scopes::Scopes;
 use mcp_protocol::ProtocolVersion;
 
 /// A tool handler: arguments in, result out.
@@ -89,15 +90,17 @@ pub struct ToolEntry {
     pub tool: Tool,
     /// Its handler.
     pub handler: ToolHandler,
+    /// The scopes a principal needs to see and call it.
+    pub scopes: Scopes,
     /// Its schemas, compiled.
     schemas: ToolSchemas,
 }
 
 impl ToolEntry {
     /// A tool and its handler; its schemas are compiled now.
-    pub(crate) fn new(tool: Tool, handler: ToolHandler) -> Self {
+    pub(crate) fn new(tool: Tool, handler: ToolHandler, scopes: Scopes) -> Self {
         let schemas = ToolSchemas::compile(&tool);
-        Self { tool, handler, schemas }
+        Self { tool, handler, scopes, schemas }
     }
 
     /// Runs the handler on arguments that fit the input schema, and checks its structured
@@ -149,6 +152,8 @@ pub struct ResourceEntry {
     pub resource: Resource,
     /// Its handler.
     pub handler: ResourceHandler,
+    /// The scopes a principal needs to see and read it.
+    pub scopes: Scopes,
 }
 
 /// A registered resource template.
@@ -162,6 +167,8 @@ pub struct TemplateEntry {
     pub handler: TemplateHandler,
     /// Completers of its variables, by variable name.
     pub completions: HashMap<String, Completer>,
+    /// The scopes a principal needs to see it and read what it matches.
+    pub scopes: Scopes,
 }
 
 /// A registered prompt.
@@ -173,6 +180,8 @@ pub struct PromptEntry {
     pub handler: PromptHandler,
     /// Completers of its arguments, by argument name.
     pub completions: HashMap<String, Completer>,
+    /// The scopes a principal needs to see and get it.
+    pub scopes: Scopes,
 }
 
 /// An ordered, concurrently readable map of entries by name (insertion order is list order).

@@ -87,9 +87,13 @@ pub(crate) fn handler_token(
     }
 }
 
-/// Who owns the tasks a request makes and sees: the connection in the legacy era, nobody
-/// in the modern one.
+/// Who owns the tasks a request makes and sees: its principal when its transport authorized
+/// it (in both eras: a task is visible to its principal only); else the connection in the
+/// legacy era, nobody in the modern one.
 pub(crate) fn owner(ctx: &Context) -> Option<String> {
+    if let Some(principal) = ctx.principal() {
+        return Some(principal.key());
+    }
     (!ctx.revision().is_modern()).then(|| ctx.link().task_owner().to_owned())
 }
 

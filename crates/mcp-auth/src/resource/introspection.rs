@@ -1,0 +1,168 @@
+//! Opaque access tokens, asked of the authorization server (RFC 7662 introspection), with a
+//! short cache.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_protocol::Principal;
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::claims;
+use super::clock::Clock;
+use super::fetch::{self, Fetcher};
+use super::verifier::{TokenError, TokenVerifier};
+use super::MAX_TOKEN_LEN;
+
+/// How many tokens the cache holds; past that it starts again empty.
+const CACHE_ENTRIES: usize = 10_000;
+
+/// Checks tokens by asking the authorization server's introspection endpoint, authenticated
+/// as this resource server's own client. A token is taken when it is `active`, of the
+/// trusted issuer (when the answer names one), for this resource (`aud`, RFC 8707) and not
+/// expired. Answers are cached by a hash of the token for [`Self::cache_for`] (and never past
+/// the token's expiry), so that a client's burst of requests costs one introspection.
+#[derive(Clone)]
+pub struct IntrospectionVerifier {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    endpoint: String,
+    issuer: Option<String>,
+    audience: String,
+    client_id: String,
+    client_secret: String,
+    cache_for: u64,
+    clock: Clock,
+    fetcher: Fetcher,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+}
+
+/// A cached answer: the principal, and until when (clock seconds) it stands.
+type Cached = (Arc<Principal>, u64);
+
+impl IntrospectionVerifier {
+    /// Tokens checked at `endpoint`, authenticated with `client_id` and `client_secret`
+    /// (HTTP Basic), taken only for the resource `audience`.
+    pub fn new(
+        endpoint: impl Into<String>,
+        audience: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        Self::build(endpoint.into(), None, audience.into(), client_id.into(), client_secret.into())
+    }
+
+    /// Finds the issuer's `introspection_endpoint` in its metadata; tokens it says another
+    /// issuer made are refused.
+    pub async fn discover(
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Result<Self, TokenError> {
+        let issuer = issuer.into();
+        let metadata = fetch::issuer_metadata(&Fetcher::default(), &issuer).await?;
+        let endpoint = metadata
+            .get("introspection_endpoint")
+            .and_then(Value::as_str)
+            .ok_or_else(|| TokenError::Unavailable(format!("the metadata of {issuer} has no introspection_endpoint")))?
+            .to_owned();
+        Ok(Self::build(endpoint, Some(issuer), audience.into(), client_id.into(), client_secret.into()))
+    }
+
+    fn build(endpoint: String, issuer: Option<String>, audience: String, id: String, secret: String) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                endpoint,
+                issuer,
+                audience,
+                client_id: id,
+                client_secret: secret,
+                cache_for: 30,
+                clock: Clock::system(),
+                fetcher: Fetcher::default(),
+                cache: Mutex::default(),
+            }),
+        }
+    }
+
+    fn with(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("configured before it is shared");
+        f(inner);
+        self
+    }
+
+    /// How long an answer is kept (30 s by default; zero: every request asks). A revoked
+    /// token is taken until its answer expires.
+    pub fn cache_for(self, duration: Duration) -> Self {
+        self.with(|i| i.cache_for = duration.as_secs())
+    }
+
+    /// Reads time from `clock` (expiry, cache).
+    pub fn clock(self, clock: Clock) -> Self {
+        self.with(|i| i.clock = clock)
+    }
+
+    async fn verify_token(&self, token: &str) -> Result<Principal, TokenError> {
+        let inner = &self.inner;
+        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+            return Err(TokenError::Malformed(format!("empty or longer than {MAX_TOKEN_LEN} bytes")));
+        }
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = inner.clock.now();
+        if let Some((principal, until)) = inner.cache.lock().get(&key) {
+            if now < *until {
+                return Ok(Principal::clone(principal));
+            }
+        }
+        let form = [("token", token), ("token_type_hint", "access_token")];
+        let client = Some((inner.client_id.as_str(), inner.client_secret.as_str()));
+        let answer: Map<String, Value> = inner.fetcher.post_form(&inner.endpoint, &form, client).await?;
+        if answer.get("active").and_then(Value::as_bool) != Some(true) {
+            return Err(TokenError::Inactive);
+        }
+        if let (Some(issuer), Some(named)) = (&inner.issuer, answer.get("iss").and_then(Value::as_str)) {
+            if named != issuer {
+                return Err(TokenError::WrongIssuer);
+            }
+        }
+        if !claims::audience_names(&answer, &inner.audience) {
+            return Err(TokenError::WrongAudience);
+        }
+        let exp = answer.get("exp").and_then(Value::as_u64);
+        if exp.is_some_and(|exp| exp <= now) {
+            return Err(TokenError::Expired);
+        }
+        let principal = claims::principal(answer);
+        let until = now.saturating_add(inner.cache_for).min(exp.unwrap_or(u64::MAX));
+        if until > now {
+            let mut cache = inner.cache.lock();
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(key, (Arc::new(principal.clone()), until));
+        }
+        Ok(principal)
+    }
+}
+
+impl TokenVerifier for IntrospectionVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
+        Box::pin(self.verify_token(token))
+    }
+}
+
+impl std::fmt::Debug for IntrospectionVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionVerifier")
+            .field("endpoint", &self.inner.endpoint)
+            .field("audience", &self.inner.audience)
+            .field("client_id", &self.inner.client_id)
+            .finish_non_exhaustive()
+    }
+}
