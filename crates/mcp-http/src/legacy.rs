@@ -16,6 +16,7 @@ use mcp_protocol::{jsonrpc, ErrorObject, Method, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{self, Caller};
 use crate::events::{parse_event_id, EventStore, Evicted, StreamLog, StreamLookup};
 use crate::reply::{self, Expect};
 use crate::session::{Session, Sessions, SessionsFull, StreamSlot};
@@ -40,6 +41,7 @@ pub(crate) async fn post_streamable(
     headers_in: &HeaderMap,
     incoming: Decoded<FromClient>,
     version_header: Option<&str>,
+    caller: Caller,
 ) -> Response {
     if let Some(v) = version_header {
         if mcp_protocol::ProtocolVersion::parse(v).is_none_or(|v| v.is_modern()) {
@@ -51,12 +53,15 @@ pub(crate) async fn post_streamable(
         _ => None,
     };
     let (session, created) = match headers::value(headers_in, &headers::names::SESSION_ID) {
-        Ok(Some(id)) => match inner.sessions.get(id) {
+        Ok(Some(id)) => match inner.sessions.get(id).filter(|s| auth::may_use(s, &caller)) {
             Some(s) => (s, false),
             None => return plain(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"),
         },
         Ok(None) if initialize.is_some() => match inner.sessions.create() {
-            Ok(session) => (session, true),
+            Ok(session) => {
+                auth::may_use(&session, &caller);
+                (session, true)
+            }
             Err(SessionsFull) => return sessions_full(initialize),
         },
         Ok(None) => {
@@ -65,6 +70,13 @@ pub(crate) async fn post_streamable(
         }
         Err(why) => return plain(StatusCode::BAD_REQUEST, &why),
     };
+    if let Decoded::Single(Received::Request(r)) = &incoming {
+        if let Ok(request) = &r.body {
+            if let Some(refused) = auth::refuse_scopes(inner, &caller, request) {
+                return refused;
+            }
+        }
+    }
     let Some(expect) = expectation(&incoming) else {
         // Notifications and responses only: nothing to answer.
         session.core.receive(incoming, None).await;
@@ -328,12 +340,12 @@ async fn respond_resumable(
 
 /// The GET stream of a Streamable HTTP session: its standalone stream, or, with
 /// `Last-Event-ID`, the rest of the stream that id names.
-pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap) -> Response {
+pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, caller: &Caller) -> Response {
     let id = match headers::value(headers_in, &headers::names::SESSION_ID) {
         Ok(Some(id)) => id,
         _ => return plain(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id"),
     };
-    let Some(session) = inner.sessions.get(id) else {
+    let Some(session) = inner.sessions.get(id).filter(|s| auth::may_use(s, caller)) else {
         return plain(StatusCode::NOT_FOUND, "unknown or ended session");
     };
     let last_event = headers_in.get("last-event-id").and_then(|v| v.to_str().ok());
@@ -372,9 +384,14 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
     if let Err(why) = inner.config.hosts.check(&headers_in) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
+    let caller = match auth::authorize(&inner, &headers_in).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let Ok(session) = inner.sessions.create() else {
         return sessions_full(None);
     };
+    auth::may_use(&session, &caller);
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "new session already streaming");
     };
@@ -399,10 +416,14 @@ pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExt
     if let Err(why) = inner.config.hosts.check(request.headers()) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
+    let caller = match auth::authorize(&inner, request.headers()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let Some(id) = query.session_id.as_deref() else {
         return plain(StatusCode::BAD_REQUEST, "missing sessionId");
     };
-    let Some(session) = inner.sessions.get(id) else {
+    let Some(session) = inner.sessions.get(id).filter(|s| auth::may_use(s, &caller)) else {
         return plain(StatusCode::NOT_FOUND, "unknown or ended session");
     };
     let body = match Bytes::from_request(request, &()).await {

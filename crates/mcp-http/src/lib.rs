@@ -13,6 +13,7 @@
 //! default) and bodies are bounded.
 #![deny(missing_docs)]
 
+mod auth;
 mod events;
 mod headers;
 mod legacy;
@@ -87,6 +88,11 @@ pub struct HttpConfig {
     /// stream and bytes per session and overall (a store given to
     /// [`McpHttp::with_event_store`] has its own).
     pub event_budget: EventBudget,
+    /// Serve as an OAuth protected resource: every request needs a bearer token this
+    /// resource server takes, handlers see its principal, and the protected resource metadata
+    /// is served (`None`: the endpoint is open, as over stdio). The `auth` feature.
+    #[cfg(feature = "auth")]
+    pub auth: Option<mcp_auth::resource::ResourceServer>,
 }
 
 impl Default for HttpConfig {
@@ -107,6 +113,8 @@ impl Default for HttpConfig {
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),
             event_budget: EventBudget::default(),
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -206,6 +214,13 @@ impl McpHttp {
         if let Some(sse) = &c.sse_endpoint {
             router = router.route(sse, get(legacy::open)).route(&c.message_endpoint, post(legacy::post));
         }
+        #[cfg(feature = "auth")]
+        if let Some(rs) = &c.auth {
+            for path in rs.metadata_paths() {
+                let rs = rs.clone();
+                router = router.route(&path, get(move || std::future::ready(auth::metadata(&rs))));
+            }
+        }
         router.layer(DefaultBodyLimit::max(c.max_body)).with_state(self.inner.clone())
     }
 }
@@ -226,6 +241,10 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
+    let caller = match auth::authorize(&inner, &headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         if !ct.to_str().unwrap_or_default().to_ascii_lowercase().starts_with("application/json") {
             return plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
@@ -252,9 +271,9 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     // a header mismatch a dual-era client understands); so is a non-legacy header without a session.
     let modern = has_modern_meta(&incoming) || (!has_session && version_header.is_some() && legacy_version.is_none());
     if modern {
-        modern::post(&inner, &headers, incoming).await
+        modern::post(&inner, &headers, incoming, caller).await
     } else {
-        legacy::post_streamable(&inner, &headers, incoming, version_header).await
+        legacy::post_streamable(&inner, &headers, incoming, version_header, caller).await
     }
 }
 
@@ -265,12 +284,16 @@ async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
+    let caller = match auth::authorize(&inner, &headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if !inner.config.get_stream || !headers.contains_key(&headers::names::SESSION_ID) {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "GET needs a legacy session; this endpoint takes POST");
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
         return r;
     }
-    legacy::get_stream(&inner, &headers).await
+    legacy::get_stream(&inner, &headers, &caller).await
 }
 
 async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
@@ -280,8 +303,16 @@ async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     if let Err(why) = inner.config.hosts.check(&headers) {
         return plain(StatusCode::FORBIDDEN, &why);
     }
+    let caller = match auth::authorize(&inner, &headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     match headers::value(&headers, &headers::names::SESSION_ID) {
-        Ok(Some(id)) if inner.sessions.remove(id) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Some(id))
+            if inner.sessions.get(id).is_some_and(|s| auth::may_use(&s, &caller)) && inner.sessions.remove(id) =>
+        {
+            StatusCode::NO_CONTENT.into_response()
+        }
         Ok(Some(_)) => plain(StatusCode::NOT_FOUND, "unknown or ended session"),
         Ok(None) => {
             let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "DELETE ends a legacy session; none was named");

@@ -11,10 +11,16 @@ use mcp_protocol::ErrorObject;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{self, Caller};
 use crate::reply::{self, Expect, Plan};
 use crate::{accepts_sse, error_response, headers, Inner};
 
-pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Decoded<FromClient>) -> Response {
+pub(crate) async fn post(
+    inner: &Arc<Inner>,
+    headers_in: &HeaderMap,
+    frame: Decoded<FromClient>,
+    caller: Caller,
+) -> Response {
     let req = match frame {
         Decoded::Single(Received::Request(r)) => r,
         // No notification is defined for clients over HTTP in this revision; accept and ignore.
@@ -64,6 +70,11 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Deco
     if let Err(why) = checked.unwrap_or_else(|| check(None)) {
         return reject(HEADER_MISMATCH, why);
     }
+    if let Ok(request) = &req.body {
+        if let Some(refused) = auth::refuse_scopes(inner, &caller, request) {
+            return refused;
+        }
+    }
     // A listen stream lasts until the client leaves: at shutdown it ends, with a hint.
     let listens = matches!(req.body, Ok(ClientRequest::Listen(_)));
     let ends_at_shutdown = listens.then(|| (inner.shutdown.clone(), inner.config.sse_retry.as_millis() as u64));
@@ -80,6 +91,6 @@ pub(crate) async fn post(inner: &Arc<Inner>, headers_in: &HeaderMap, frame: Deco
         ends_at_shutdown,
     };
     let server = inner.server.clone();
-    let work = reply::Inline::new(async move { server.serve_stateless(req, tx, cancel).await });
+    let work = reply::Inline::new(async move { server.serve_stateless_for(req, caller, tx, cancel).await });
     reply::respond(work, rx, plan).await
 }

@@ -81,6 +81,11 @@ impl TestServer {
         Self { http, addr, client: client(), task }
     }
 
+    /// A server already serving on `addr`.
+    pub fn from_parts(http: McpHttp, addr: std::net::SocketAddr, task: JoinHandle<std::io::Result<()>>) -> Self {
+        Self { http, addr, client: client(), task }
+    }
+
     /// The reference server with the default configuration.
     pub async fn reference() -> Self {
         Self::start(mcp_cli::reference::server(), HttpConfig::default()).await
