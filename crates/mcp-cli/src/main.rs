@@ -139,7 +139,7 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             let listen = match http {
-                Some(addr) => mcp_cli::proxy::Listen::Http { addr, options: http_options },
+                Some(addr) => mcp_cli::proxy::Listen::Http { addr, options: Box::new(http_options) },
                 None => mcp_cli::proxy::Listen::Stdio,
             };
             // Its own diagnostics: the -v trace of the upstream traffic.
@@ -205,7 +205,13 @@ async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, server: m
             return ExitCode::FAILURE;
         }
     };
-    let config = mcp_cli::proxy::http_config(options);
+    let config = match mcp_cli::proxy::http_config_with_auth(options).await {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("mcp: {e}");
+            return ExitCode::from(3);
+        }
+    };
     // On SIGTERM/SIGINT: a graceful shutdown (see `HttpOptions`), then exit 0. Listened for
     // before saying it serves.
     let stop = mcp_cli::cli::interrupted();

@@ -27,7 +27,7 @@ pub enum Listen {
         /// `host:port` or a port.
         addr: String,
         /// Accepted hosts, limits and shutdown.
-        options: HttpOptions,
+        options: Box<HttpOptions>,
     },
 }
 
@@ -63,6 +63,59 @@ pub struct HttpOptions {
     /// MiB of resumable SSE events kept over all sessions.
     #[arg(long, value_name = "MIB", default_value_t = mebibytes(mcp_http::EventBudget::default().total))]
     pub event_budget_total: f64,
+    /// OAuth: the endpoint as a protected resource.
+    #[command(flatten)]
+    pub auth: AuthOptions,
+}
+
+/// The options that make `mcp serve --http` and `mcp proxy --http` an OAuth protected
+/// resource.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Authorization (the endpoint as an OAuth protected resource)")]
+pub struct AuthOptions {
+    /// Require access tokens of this authorization server (its issuer URL) on every request:
+    /// JWTs checked against its published keys, or with --auth-client-id, any token by
+    /// introspection. Its metadata must be reachable at start.
+    #[arg(long = "auth-issuer", value_name = "URL", requires = "audience")]
+    pub issuer: Option<String>,
+    /// This endpoint's resource identifier, the audience its tokens must name (RFC 8707), as
+    /// clients reach it: https://mcp.example.com/mcp, say.
+    #[arg(long = "auth-audience", value_name = "URL", requires = "issuer")]
+    pub audience: Option<String>,
+    /// A scope every request's token must grant (repeatable); the metadata lists them.
+    #[arg(long = "scope", value_name = "SCOPE", requires = "issuer")]
+    pub scopes: Vec<String>,
+    /// Check tokens by introspection (RFC 7662) as this client of the authorization server,
+    /// instead of as JWTs.
+    #[arg(long = "auth-client-id", value_name = "ID", requires_all = ["issuer", "client_secret"])]
+    pub client_id: Option<String>,
+    /// The secret of --auth-client-id.
+    #[arg(long = "auth-client-secret", value_name = "SECRET", env = "MCP_AUTH_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: Option<String>,
+}
+
+impl AuthOptions {
+    /// The resource server these options describe (`None` without --auth-issuer), once the
+    /// issuer's metadata has been read.
+    pub async fn resource_server(&self) -> Result<Option<mcp_auth::ResourceServer>, String> {
+        let (Some(issuer), Some(audience)) = (&self.issuer, &self.audience) else { return Ok(None) };
+        let unreachable = |e: mcp_auth::TokenError| format!("authorization server {issuer}: {e}");
+        let rs = match (&self.client_id, &self.client_secret) {
+            (Some(id), Some(secret)) => {
+                let verifier = mcp_auth::IntrospectionVerifier::discover(issuer, audience, id, secret);
+                mcp_auth::ResourceServer::new(audience, verifier.await.map_err(unreachable)?)
+            }
+            _ => {
+                let verifier = mcp_auth::JwtVerifier::discover(issuer, audience).await.map_err(unreachable)?;
+                mcp_auth::ResourceServer::new(audience, verifier)
+            }
+        };
+        Ok(Some(
+            rs.authorization_server(issuer)
+                .scopes_supported(self.scopes.iter().cloned())
+                .required_scopes(self.scopes.iter().cloned()),
+        ))
+    }
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -83,6 +136,14 @@ fn bytes(mib: f64) -> usize {
 /// A non-negative number of seconds from the command line (negative or not finite: zero).
 fn seconds(secs: f64) -> std::time::Duration {
     std::time::Duration::try_from_secs_f64(secs).unwrap_or_default()
+}
+
+/// [`http_config`], and the resource server of the authorization options (which reads the
+/// issuer's metadata: the error names what could not be reached).
+pub async fn http_config_with_auth(options: &HttpOptions) -> Result<mcp_http::HttpConfig, String> {
+    let mut config = http_config(options);
+    config.auth = options.auth.resource_server().await?;
+    Ok(config)
 }
 
 /// The HTTP settings of `mcp serve --http` and `mcp proxy --http`: loopback names plus
@@ -239,7 +300,10 @@ async fn serve(
                 Ok(l) => l,
                 Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
             };
-            let config = http_config(&options);
+            let config = match http_config_with_auth(&options).await {
+                Ok(config) => config,
+                Err(e) => return fail(e),
+            };
             let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
             eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
             let http = mcp_http::McpHttp::new(server, config);

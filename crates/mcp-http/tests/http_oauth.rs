@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -18,59 +17,11 @@ use mcp_http::{HttpConfig, McpHttp};
 use mcp_protocol::types::{CallToolResult, Tool};
 use mcp_server::{HandlerResult, Server, ToolDef};
 use serde_json::{json, Value};
-use tokio::io::AsyncBufReadExt;
 
-/// oidc-provider, running until dropped.
-struct AuthServer {
-    issuer: String,
-    _child: tokio::process::Child,
-}
+#[path = "../../../tests/auth/provider.rs"]
+mod provider;
 
-impl AuthServer {
-    async fn start() -> Option<Self> {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let script = format!("{root}/tests/auth/provider.mjs");
-        if !std::path::Path::new(&format!("{root}/tests/auth/node_modules/oidc-provider")).exists()
-            && std::env::var_os("MCP_SKIP_AUTH_PROVIDER").is_some()
-        {
-            eprintln!("skipped: tests/auth/node_modules is missing and MCP_SKIP_AUTH_PROVIDER is set");
-            return None;
-        }
-        let mut child = tokio::process::Command::new("node")
-            .arg(&script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs tests/auth/provider.mjs (npm ci in tests/auth first)");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        let line = within("the authorization server starts", lines.next_line()).await.expect("read").expect("a line");
-        let issuer = serde_json::from_str::<Value>(&line).expect("JSON")["issuer"].as_str().expect("issuer").to_owned();
-        // Whatever else it prints is read (and dropped) until it ends.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Some(Self { issuer, _child: child })
-    }
-
-    /// An access token for `client` (its secret is `{client}-secret`) with `scope`, for `resource`.
-    async fn token(&self, client_id: &str, scope: &str, resource: &str) -> String {
-        let answer: Value = within(
-            "token",
-            client()
-                .post(format!("{}/token", self.issuer))
-                .basic_auth(client_id, Some(format!("{client_id}-secret")))
-                .form(&[("grant_type", "client_credentials"), ("scope", scope), ("resource", resource)])
-                .send(),
-        )
-        .await
-        .expect("token request")
-        .json()
-        .await
-        .expect("token JSON");
-        answer["access_token"].as_str().unwrap_or_else(|| panic!("no token: {answer}")).to_owned()
-    }
-}
+use provider::AuthServer;
 
 /// Tools: `whoami` (any principal), `read_notes` (`notes:read`), `add_note` (`notes:write`).
 fn server() -> Server {
@@ -250,8 +201,7 @@ async fn jwt_access_tokens_from_a_real_authorization_server() {
     // The issuer rotates its keys: a token signed with a new key names a key id the verifier
     // does not hold, so it fetches the keys again, but not more than once per 30 s (the
     // unknown kid above made it fetch them a moment ago).
-    let rotate = within("rotate", client().post(format!("{}/rotate", auth.issuer)).send()).await.unwrap();
-    assert_eq!(rotate.status(), 204);
+    auth.rotate_keys().await;
     let rotated = auth.token("jwt-reader", "mcp notes:read", &resource).await;
     assert_ne!(rotated.split('.').next(), reader.split('.').next(), "a new key id");
     let resp = bearer(s.post_modern(&list), &rotated).send().await.unwrap();

@@ -1,0 +1,69 @@
+//! The authorization server of the OAuth tests, for Rust tests to start (included with
+//! `#[path]`): oidc-provider configured by provider.mjs, run by Node.js as a child process.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// oidc-provider on 127.0.0.1, running until dropped.
+pub struct AuthServer {
+    /// Its issuer URL.
+    pub issuer: String,
+    _child: tokio::process::Child,
+}
+
+impl AuthServer {
+    /// Starts it. `None` (the test is skipped, saying so) only when its packages are not
+    /// installed and `MCP_SKIP_AUTH_PROVIDER` is set; otherwise a missing Node.js or package
+    /// fails the test.
+    pub async fn start() -> Option<Self> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/auth");
+        if !std::path::Path::new(&format!("{dir}/node_modules/oidc-provider")).exists()
+            && std::env::var_os("MCP_SKIP_AUTH_PROVIDER").is_some()
+        {
+            eprintln!("skipped: tests/auth/node_modules is missing and MCP_SKIP_AUTH_PROVIDER is set");
+            return None;
+        }
+        let mut child = tokio::process::Command::new("node")
+            .arg(format!("{dir}/provider.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs tests/auth/provider.mjs (npm ci in tests/auth first)");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let line = tokio::time::timeout(WAIT, lines.next_line()).await.expect("it starts in time");
+        let line = line.expect("its stdout").expect("a line with its issuer");
+        let issuer = serde_json::from_str::<Value>(&line).expect("JSON")["issuer"].as_str().expect("issuer").to_owned();
+        // Whatever else it prints is read (and dropped) until it ends.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Some(Self { issuer, _child: child })
+    }
+
+    /// An access token for `client_id` (its secret is `{client_id}-secret`) with `scope`, for
+    /// `resource`, by the client credentials grant.
+    pub async fn token(&self, client_id: &str, scope: &str, resource: &str) -> String {
+        let http = reqwest::Client::builder().no_proxy().build().expect("client");
+        let request = http
+            .post(format!("{}/token", self.issuer))
+            .basic_auth(client_id, Some(format!("{client_id}-secret")))
+            .form(&[("grant_type", "client_credentials"), ("scope", scope), ("resource", resource)])
+            .send();
+        let response = tokio::time::timeout(WAIT, request).await.expect("in time").expect("token request");
+        let answer: Value = response.json().await.expect("token JSON");
+        answer["access_token"].as_str().unwrap_or_else(|| panic!("no token: {answer}")).to_owned()
+    }
+
+    /// Replaces the issuer's signing keys by new ones (the old are no longer published).
+    #[allow(dead_code)] // not every test that includes this file rotates keys
+    pub async fn rotate_keys(&self) {
+        let http = reqwest::Client::builder().no_proxy().build().expect("client");
+        let response = http.post(format!("{}/rotate", self.issuer)).send().await.expect("rotate");
+        assert_eq!(response.status(), 204);
+    }
+}
