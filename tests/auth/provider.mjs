@@ -16,6 +16,8 @@ import http from 'node:http';
 import Provider from 'oidc-provider';
 
 const SCOPES = 'mcp notes:read notes:write';
+// What clients may ask for: the resource's scopes, and a refresh token.
+const ALL_SCOPES = `${SCOPES} offline_access`;
 const secret = (id) => `${id}-secret`;
 const client = (id, scope = SCOPES) => ({
   client_id: id,
@@ -47,9 +49,10 @@ server.listen(0, '127.0.0.1', () => {
       client('opaque-alice'),
       { client_id: 'resource-server', client_secret: secret('resource-server'), grant_types: [], response_types: [], redirect_uris: [] },
     ],
-    scopes: SCOPES.split(' '),
+    scopes: ALL_SCOPES.split(' '),
     features: {
-      devInteractions: { enabled: false },
+      // The login and consent pages a test fills in as the user (any login and password).
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       registration: { enabled: true },

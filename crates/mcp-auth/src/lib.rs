@@ -51,8 +51,8 @@ pub mod resource;
 pub use challenge::BearerChallenge;
 pub use client::{
     check_authorization_response, select_scopes, AssertionSource, Authorizer, ClientAuthMethod, ClientCredentials,
-    Grant, HeadlessAuthorizer, IdJagExchange, OAuthClient, OAuthConfig, StaticAssertion, TokenSet, JWT_BEARER_GRANT,
-    OFFLINE_ACCESS,
+    Grant, HeadlessAuthorizer, IdJagExchange, LoopbackAuthorizer, OAuthClient, OAuthConfig, Present,
+    SavedAuthorization, StaticAssertion, TokenSet, JWT_BEARER_GRANT, OFFLINE_ACCESS,
 };
 pub use error::AuthError;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};

@@ -91,6 +91,9 @@ enum Command {
         #[command(flatten)]
         telemetry: TelemetryOptions,
     },
+    /// Log in to a protected http(s) server, log out, or list the tokens kept.
+    #[command(subcommand)]
+    Auth(mcp_cli::cli::auth::AuthCommand),
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => mcp_cli::cli::run(client),
+        Command::Auth(auth) => mcp_cli::cli::auth::run(auth),
         Command::Serve { http, http_options, limits, modern_only, telemetry } => {
             let telemetry = match start_telemetry(&telemetry, "mcp serve", "mcp-serve") {
                 Ok(t) => t,

@@ -76,21 +76,27 @@ pub struct AuthOptions {
     /// Require access tokens of this authorization server (its issuer URL) on every request:
     /// JWTs checked against its published keys, or with --auth-client-id, any token by
     /// introspection. Its metadata must be reachable at start.
-    #[arg(long = "auth-issuer", value_name = "URL", requires = "audience")]
+    #[arg(id = "auth_issuer", long = "auth-issuer", value_name = "URL", requires = "auth_audience")]
     pub issuer: Option<String>,
     /// This endpoint's resource identifier, the audience its tokens must name (RFC 8707), as
     /// clients reach it: https://mcp.example.com/mcp, say.
-    #[arg(long = "auth-audience", value_name = "URL", requires = "issuer")]
+    #[arg(id = "auth_audience", long = "auth-audience", value_name = "URL", requires = "auth_issuer")]
     pub audience: Option<String>,
     /// A scope every request's token must grant (repeatable); the metadata lists them.
-    #[arg(long = "scope", value_name = "SCOPE", requires = "issuer")]
+    #[arg(id = "auth_scope", long = "scope", value_name = "SCOPE", requires = "auth_issuer")]
     pub scopes: Vec<String>,
     /// Check tokens by introspection (RFC 7662) as this client of the authorization server,
     /// instead of as JWTs.
-    #[arg(long = "auth-client-id", value_name = "ID", requires_all = ["issuer", "client_secret"])]
+    #[arg(id = "auth_client_id", long = "auth-client-id", value_name = "ID", requires_all = ["auth_issuer", "auth_client_secret"])]
     pub client_id: Option<String>,
     /// The secret of --auth-client-id.
-    #[arg(long = "auth-client-secret", value_name = "SECRET", env = "MCP_AUTH_CLIENT_SECRET", hide_env_values = true)]
+    #[arg(
+        id = "auth_client_secret",
+        long = "auth-client-secret",
+        value_name = "SECRET",
+        env = "MCP_AUTH_CLIENT_SECRET",
+        hide_env_values = true
+    )]
     pub client_secret: Option<String>,
 }
 
@@ -252,7 +258,7 @@ fn connector(
     move |router: CallRouter| {
         let (target, ui, children) = (target.clone(), ui.clone(), children.clone());
         async move {
-            let Opened { connection, child } =
+            let Opened { connection, child, .. } =
                 target::open(&target).map_err(|e| mcp_client::ClientError::Io(std::io::Error::other(e.to_string())))?;
             let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
             children.lock().extend(child);
@@ -355,7 +361,7 @@ pub async fn run(
     if matches!(target, Target::Stdio { .. }) && !options.headers.is_empty() {
         eprintln!("mcp proxy: --header applies to http(s) upstreams only; ignored for a server run over stdio");
     }
-    let Opened { connection, child } = match target::open(&target) {
+    let Opened { connection, child, .. } = match target::open(&target) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };

@@ -91,8 +91,8 @@ async fn a_protected_proxy_in_front_of_a_protected_server() {
     assert_ne!(code, 0, "{out}");
     assert!(err.contains("401") || err.to_lowercase().contains("unauthorized"), "{err}");
 
-    // No token, and a token without the required scope.
-    let (code, _, err) = mcp(&["list", &proxy]).await;
+    // No token (and no OAuth flow), and a token without the required scope.
+    let (code, _, err) = mcp(&["list", &proxy, "--no-oauth"]).await;
     assert_ne!(code, 0, "{err}");
     let unscoped = auth.token("jwt-alice", "notes:read", &proxy).await;
     let (code, _, err) = mcp(&["list", &proxy, "--bearer", &unscoped]).await;
@@ -123,4 +123,154 @@ async fn an_unreachable_issuer_stops_the_start_and_half_the_options_are_a_usage_
     let (code, _, err) = mcp(&["serve", "--http", &port, "--auth-issuer", &dead]).await;
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--auth-audience"), "{err}");
+}
+
+/// A fresh directory for kept tokens.
+fn token_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("oauth-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `mcp ARGS` with tokens kept in `dir` and no browser.
+fn mcp_with(dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new(MCP);
+    command.args(args).env("MCP_AUTH_DIR", dir).env("MCP_BROWSER", "none").kill_on_drop(true);
+    command
+}
+
+/// The test as the user in the browser: opens `url`, fills in each form the authorization
+/// server shows (any login and password, then the consent), following every redirect, until
+/// it is sent back to the loopback redirect URI; returns that page.
+async fn play_the_user(url: &str) -> String {
+    let browser = reqwest::Client::builder().cookie_store(true).no_proxy().build().unwrap();
+    let mut page = browser.get(url).send().await.expect("the authorization URL opens");
+    for _ in 0..6 {
+        let at = page.url().clone();
+        let body = page.text().await.unwrap();
+        if at.path() == "/callback" {
+            return body;
+        }
+        let action = body
+            .split("action=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("no form at {at}: {body}"))
+            .replace("&amp;", "&");
+        let prompt = if body.contains("name=\"login\"") { "login" } else { "consent" };
+        let form: Vec<(&str, &str)> = match prompt {
+            "login" => vec![("prompt", "login"), ("login", "alice"), ("password", "anything")],
+            _ => vec![("prompt", "consent")],
+        };
+        page = browser.post(at.join(&action).unwrap()).form(&form).send().await.expect("the form posts");
+    }
+    panic!("the authorization did not come back to the redirect URI");
+}
+
+#[tokio::test]
+async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let addr = format!("127.0.0.1:{port}");
+    let _server =
+        serving(&["serve", "--http", &addr, "--auth-issuer", &auth.issuer, "--auth-audience", &url, "--scope", "mcp"])
+            .await;
+    let dir = token_dir("browser");
+
+    // The first command meets a 401: it registers itself, prints the authorization URL, and
+    // waits on its loopback redirect URI while the user authorizes.
+    let mut list =
+        mcp_with(&dir, &["list", &url, "tools"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = BufReader::new(list.stderr.take().unwrap()).lines();
+    let authorize_url = tokio::time::timeout(WAIT, async {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            if line.trim_start().starts_with("http://") {
+                return line.trim().to_owned();
+            }
+        }
+        panic!("mcp ended without an authorization URL");
+    })
+    .await
+    .expect("the authorization URL in time");
+    assert!(authorize_url.starts_with(&format!("{}/auth?", auth.issuer)), "{authorize_url}");
+    for parameter in ["code_challenge_method=S256", "resource=", "state=", "redirect_uri=http%3A%2F%2F127.0.0.1"] {
+        assert!(authorize_url.contains(parameter), "{parameter} in {authorize_url}");
+    }
+    let callback_page = tokio::time::timeout(WAIT, play_the_user(&authorize_url)).await.expect("the user in time");
+    assert!(callback_page.contains("Authorized"), "{callback_page}");
+    let out = tokio::time::timeout(WAIT, list.wait_with_output()).await.expect("mcp list in time").unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("echo"), "{stdout}");
+
+    // The token is kept, readable by the user alone.
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    let kept: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(kept["server"], serde_json::json!(url));
+    assert_eq!(kept["authorization"]["server"]["issuer"], serde_json::json!(auth.issuer));
+    assert!(kept["authorization"]["refresh_token"].is_string(), "offline_access gave a refresh token: {kept}");
+
+    // The next command uses it: no authorization asked.
+    let out = mcp_with(&dir, &["call", &url, "echo", "text=again"]).output().await.unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("again") && !stderr.contains("authoriz"), "{stdout}{stderr}");
+
+    // Expired: refreshed with the refresh token (no browser), and the new token kept.
+    let mut expired = kept.clone();
+    expired["authorization"]["expires_at"] = serde_json::json!(1);
+    std::fs::write(&files[0], expired.to_string()).unwrap();
+    let out = mcp_with(&dir, &["call", &url, "echo", "text=refreshed"]).output().await.unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("refreshed") && !stderr.contains("authoriz"), "{stdout}{stderr}");
+    let renewed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_ne!(renewed["authorization"]["access_token"], kept["authorization"]["access_token"]);
+    assert!(renewed["authorization"]["expires_at"].as_u64().unwrap() > 1);
+
+    // status names it; logout forgets it.
+    let out = mcp_with(&dir, &["auth", "status"]).output().await.unwrap();
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(status.contains(&url) && status.contains(&auth.issuer) && status.contains("mcp"), "{status}");
+    let out = mcp_with(&dir, &["auth", "logout", &url]).output().await.unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[tokio::test]
+async fn the_cli_as_a_machine_with_client_credentials() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let addr = format!("127.0.0.1:{port}");
+    let _server =
+        serving(&["serve", "--http", &addr, "--auth-issuer", &auth.issuer, "--auth-audience", &url, "--scope", "mcp"])
+            .await;
+    let dir = token_dir("machine");
+    let login = [
+        "auth",
+        "login",
+        &url,
+        "--client-id",
+        "jwt-alice",
+        "--client-secret",
+        "jwt-alice-secret",
+        "--client-credentials",
+    ];
+    let out = mcp_with(&dir, &login).output().await.unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("jwt-alice") && stdout.contains(&auth.issuer), "{stdout}");
+    let out = mcp_with(&dir, &["call", &url, "echo", "text=machine"]).output().await.unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("machine"));
+    // Without a way to authorize (--no-oauth), the 401 is an error.
+    let out = mcp_with(&token_dir("none"), &["list", &url, "--no-oauth"]).output().await.unwrap();
+    assert!(!out.status.success());
 }

@@ -51,6 +51,10 @@ impl OAuthClient {
             if !scopes.is_empty() {
                 q.append_pair("scope", &scopes.join(" "));
             }
+            // OpenID Connect grants offline access (a refresh token) only on a consent prompt.
+            if scopes.iter().any(|s| s == super::OFFLINE_ACCESS) {
+                q.append_pair("prompt", "consent");
+            }
         }
         let callback = self.authorizer.authorize(&url, &self.config.redirect_uri).await?;
         let iss_required = server.authorization_response_iss_parameter_supported == Some(true);

@@ -13,7 +13,9 @@ mod credentials;
 mod discovery;
 mod grants;
 mod http;
+mod loopback;
 mod registration;
+mod saved;
 mod scopes;
 mod tokens;
 
@@ -35,6 +37,8 @@ pub use assertion::{AssertionSource, IdJagExchange, StaticAssertion};
 pub use authorizer::{check_authorization_response, Authorizer, HeadlessAuthorizer};
 pub use config::{Grant, OAuthConfig, JWT_BEARER_GRANT};
 pub use credentials::{ClientAuthMethod, ClientCredentials};
+pub use loopback::{LoopbackAuthorizer, Present};
+pub use saved::SavedAuthorization;
 pub use scopes::{select_scopes, OFFLINE_ACCESS};
 pub use tokens::TokenSet;
 

@@ -22,9 +22,30 @@ pub struct ConnectOptions {
     /// An HTTP header sent with every request to an http(s) target (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
-    /// A bearer token sent as `Authorization: Bearer TOKEN` to an http(s) target.
+    /// A bearer token sent as `Authorization: Bearer TOKEN` to an http(s) target (no OAuth
+    /// flow then).
     #[arg(long, value_name = "TOKEN", env = "MCP_BEARER_TOKEN", hide_env_values = true)]
     pub bearer: Option<String>,
+    /// OAuth: a client registered in advance with the target's authorization server (else
+    /// a client ID metadata document or dynamic registration, as it offers).
+    #[arg(long = "client-id", value_name = "ID")]
+    pub client_id: Option<String>,
+    /// OAuth: the secret of --client-id.
+    #[arg(
+        long = "client-secret",
+        value_name = "SECRET",
+        env = "MCP_CLIENT_SECRET",
+        hide_env_values = true,
+        requires = "client_id"
+    )]
+    pub client_secret: Option<String>,
+    /// OAuth: authorize as the client itself (client credentials grant, for machines) rather
+    /// than through a user's browser. Needs --client-id and --client-secret.
+    #[arg(long = "client-credentials", requires_all = ["client_id", "client_secret"])]
+    pub client_credentials: bool,
+    /// OAuth: never authorize; a 401 from the target is an error.
+    #[arg(long = "no-oauth", conflicts_with_all = ["client_id", "client_credentials"])]
+    pub no_oauth: bool,
     /// Trace the protocol on stderr: every message sent (→) and received (←), and the
     /// server's own stderr. Twice (-vv): long messages in full and the client's debug log.
     #[arg(short, long, action = clap::ArgAction::Count)]
@@ -40,6 +61,17 @@ pub struct ConnectOptions {
     /// A directory offered to the server as a root (answers `roots/list`; repeatable).
     #[arg(long = "root", value_name = "PATH")]
     pub roots: Vec<PathBuf>,
+}
+
+impl ConnectOptions {
+    /// How to authorize with an http(s) target: `None` with --bearer or --no-oauth.
+    pub fn oauth(&self) -> Option<super::oauth::OAuthSettings> {
+        (self.bearer.is_none() && !self.no_oauth).then(|| super::oauth::OAuthSettings {
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret.clone(),
+            client_credentials: self.client_credentials,
+        })
+    }
 }
 
 /// How to answer what the server asks for during a call: elicitation, sampling, and where

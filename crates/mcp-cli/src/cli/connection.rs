@@ -24,19 +24,23 @@ pub struct Connected {
     /// Where diagnostics go.
     pub ui: Arc<Ui>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
+    oauth: Option<(String, Arc<mcp_auth::OAuthClient>)>,
 }
 
 /// Opens the target and connects: era detection, handshake. Bounded by the probe and the
 /// request timeout the client was built with, and by `timeout` plus a margin in any case.
 pub async fn connect(target: Target, client: &Client, ui: Arc<Ui>, timeout: Duration) -> Result<Connected, CliError> {
-    let Opened { connection, child } = target::open(&target)?;
+    let Opened { connection, child, oauth } = target::open(&target)?;
     let connection = if ui.verbose() > 0 { trace::tee(connection, ui.clone()) } else { connection };
     let guard = timeout + Duration::from_secs(5);
     let connected = tokio::time::timeout(guard, client.connect(connection)).await;
     let mut child = child;
     let error = match connected {
         Ok(Ok(session)) => {
-            return Ok(Connected { session, target, ui, child: tokio::sync::Mutex::new(child) });
+            if let Some((url, client)) = &oauth {
+                super::oauth::persist(url, client).await;
+            }
+            return Ok(Connected { session, target, ui, child: tokio::sync::Mutex::new(child), oauth });
         }
         Ok(Err(e)) => e,
         Err(_) => ClientError::Timeout { method: "the handshake".into(), timeout: guard },
@@ -103,6 +107,10 @@ impl Connected {
 
     /// Ends the session and the server process, within bounds.
     pub async fn close(self) {
+        // A token obtained or refreshed since the handshake is kept.
+        if let Some((url, client)) = &self.oauth {
+            super::oauth::persist(url, client).await;
+        }
         let _ = tokio::time::timeout(CLOSE_GRACE * 2, self.session.close()).await;
         if let Some(child) = self.child.lock().await.take() {
             match tokio::time::timeout(CLOSE_GRACE * 3, child.close(CLOSE_GRACE)).await {

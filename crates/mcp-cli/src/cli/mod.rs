@@ -10,11 +10,13 @@
 
 pub mod args;
 pub mod arguments;
+pub mod auth;
 pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod error;
 pub mod interact;
+pub mod oauth;
 pub mod output;
 pub mod target;
 pub mod trace;

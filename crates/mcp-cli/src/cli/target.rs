@@ -11,6 +11,7 @@
 //! command does not care which it was.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use mcp_transport::child::{ChildCommand, ChildError, ChildProcess, StderrMode};
 use mcp_transport::Connection;
@@ -40,6 +41,8 @@ pub enum Target {
         headers: Vec<(String, String)>,
         /// A bearer token (`--bearer`).
         bearer: Option<String>,
+        /// How to authorize on a 401 (`None`: do not).
+        oauth: Option<super::oauth::OAuthSettings>,
         /// The config file says it speaks the old HTTP+SSE transport.
         sse: bool,
         /// Where it came from: the config file and server name, if any.
@@ -96,6 +99,7 @@ pub fn resolve(target: &str, options: &ConnectOptions) -> Result<Target, CliErro
             url: target.to_owned(),
             headers: cli_headers,
             bearer: options.bearer.clone(),
+            oauth: options.oauth(),
             sse: false,
             named: None,
         });
@@ -119,7 +123,14 @@ pub fn resolve(target: &str, options: &ConnectOptions) -> Result<Target, CliErro
                     ServerSpec::Http { url, mut headers, sse } => {
                         headers.retain(|(n, _)| !cli_headers.iter().any(|(c, _)| c.eq_ignore_ascii_case(n)));
                         headers.extend(cli_headers);
-                        Target::Http { url, headers, bearer: options.bearer.clone(), sse, named }
+                        Target::Http {
+                            url,
+                            headers,
+                            bearer: options.bearer.clone(),
+                            oauth: options.oauth(),
+                            sse,
+                            named,
+                        }
                     }
                 });
             }
@@ -155,6 +166,9 @@ pub struct Opened {
     pub connection: Connection,
     /// The server process, for a stdio target.
     pub child: Option<ChildProcess>,
+    /// The OAuth client of an http(s) target, and its URL: what it obtains is kept
+    /// ([`super::oauth::persist`]).
+    pub oauth: Option<(String, Arc<mcp_auth::OAuthClient>)>,
 }
 
 /// Starts the server process or opens the HTTP connection.
@@ -163,7 +177,7 @@ pub fn open(target: &Target) -> Result<Opened, CliError> {
         Target::Stdio { command, searched, .. } => {
             let command = command.clone().stderr(StderrMode::Log);
             match command.spawn() {
-                Ok((connection, child)) => Ok(Opened { connection, child: Some(child) }),
+                Ok((connection, child)) => Ok(Opened { connection, child: Some(child), oauth: None }),
                 Err(ChildError::Spawn { program, source }) => {
                     let mut message = format!("cannot start `{program}`: {}", source_text(&source));
                     if let Some(files) = searched {
@@ -179,16 +193,18 @@ pub fn open(target: &Target) -> Result<Opened, CliError> {
                 Err(other) => Err(CliError::usage(chain(&other))),
             }
         }
-        Target::Http { url, headers, bearer, sse, .. } => {
+        Target::Http { url, headers, bearer, oauth, sse, .. } => {
+            let oauth = oauth.as_ref().map(|settings| super::oauth::client(url, settings)).transpose()?;
             let options = mcp_transport::http::HttpOptions {
                 headers: headers.clone(),
                 bearer: bearer.clone(),
                 mode: if *sse { mcp_transport::http::HttpMode::Sse } else { mcp_transport::http::HttpMode::Auto },
+                auth: oauth.clone().map(|c| c as Arc<dyn mcp_transport::http::AuthProvider>),
                 ..Default::default()
             };
             let connection = mcp_transport::http::connect(url, options)
                 .map_err(|e| CliError::connection(format!("{url}: {}", chain(&e))))?;
-            Ok(Opened { connection, child: None })
+            Ok(Opened { connection, child: None, oauth: oauth.map(|c| (url.clone(), c)) })
         }
     }
 }
