@@ -6,6 +6,9 @@
 #   python-modern   the Python SDK 2.x client (2026-07-28) against `$MCP_BIN serve --http` and
 #                   `$MCP_BIN serve` (stdio)
 #   ts-modern       the TypeScript SDK 2.x client (2026-07-28), the same two ways
+#   python-oauth    the Python SDK 2.x client with its OAuth support (authorization code, PKCE,
+#                   dynamic registration) against `$MCP_BIN serve --http --auth-issuer …`, protected
+#                   by a real authorization server (oidc-provider, tests/auth)
 #   servers         our CLI (`$MCP_BIN info|list|call|read|prompt`) against servers written with
 #                   the Python SDK 2.x (python_server.py) and the TypeScript SDK 2.x
 #                   (ts_server.mjs), each over Streamable HTTP and stdio, detected era
@@ -18,7 +21,8 @@
 #   - target/interop-venv:   the Python SDK 1.x (mcp==$PY_MCP_VERSION) and its dependencies;
 #   - target/interop-venv-2: the Python SDK 2.x (mcp==$PY2_MCP_VERSION) and its dependencies;
 #   - tests/interop/node_modules from package.json + package-lock.json (`npm ci`): the 1.x SDK
-#     (@modelcontextprotocol/sdk) and the 2.x client and server packages.
+#     (@modelcontextprotocol/sdk) and the 2.x client and server packages;
+#   - tests/auth/node_modules (`npm ci`): oidc-provider, the authorization server.
 # Env: MCP_BIN   the binary (default: target/release/mcp, relative to the repo root)
 #      PYTHON    the interpreter the venvs are made from (default: python3; needs >= 3.10)
 # Works from any directory. Every server it starts listens on 127.0.0.1 only and is killed on
@@ -47,7 +51,7 @@ SERVER_START_TIMEOUT=30  # seconds for a server to start listening
 MCP_BIN=${MCP_BIN:-target/release/mcp}
 case $MCP_BIN in /*) ;; */*) MCP_BIN=$root/$MCP_BIN ;; *) MCP_BIN=$(command -v "$MCP_BIN" || echo "$MCP_BIN") ;; esac
 
-all=(python ts python-modern ts-modern servers)
+all=(python ts python-modern ts-modern python-oauth servers)
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=("${all[@]}")
 for w in "${want[@]}"; do
@@ -114,15 +118,27 @@ setup_node() {
   printf '%s' "$sig" > "$stamp"
 }
 
+setup_auth_server() {
+  local dir="$root/tests/auth" stamp="$root/tests/auth/node_modules/.auth-installed" sig
+  sig="$(node --version) $(cksum < "$dir/package.json") $(cksum < "$dir/package-lock.json")"
+  if [[ -f $stamp && "$(cat "$stamp")" == "$sig" ]]; then
+    return 0
+  fi
+  log "npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  printf '%s' "$sig" > "$stamp"
+}
+
 # Each set-up runs at most once; its outcome is remembered.
 declare -A setup_state=()
-need() {  # py1 | py2 | node
+need() {  # py1 | py2 | node | auth
   if [[ -z ${setup_state[$1]:-} ]]; then
     local rc=0
     case $1 in
       py1) setup_mcp_venv "$VENV" "$PY_MCP_VERSION" || rc=$? ;;
       py2) setup_mcp_venv "$VENV2" "$PY2_MCP_VERSION" || rc=$? ;;
       node) setup_node || rc=$? ;;
+      auth) setup_auth_server || rc=$? ;;
     esac
     setup_state[$1]=$rc
   fi
@@ -266,6 +282,13 @@ if wants ts-modern; then
     run "ts 2.x client, stdio, 2026-07-28" node "$here/ts_modern_client.mjs" "$MCP_BIN" serve
   else
     cannot "ts 2.x client" "could not install the TypeScript SDKs"
+  fi
+fi
+if wants python-oauth; then
+  if need py2 && need auth; then
+    run "python 2.x OAuth client, http, oidc-provider" "$VENV2/bin/python" "$here/python_oauth_client.py" "$MCP_BIN"
+  else
+    cannot "python 2.x OAuth client" "could not install the Python SDK $PY2_MCP_VERSION or oidc-provider"
   fi
 fi
 if wants servers; then
