@@ -57,9 +57,14 @@ async fn bind() -> (tokio::net::TcpListener, String) {
 
 /// The endpoint, protected by `rs`.
 fn protected(listener: tokio::net::TcpListener, rs: ResourceServer) -> TestServer {
+    protected_server(listener, rs, server())
+}
+
+/// `server` at the endpoint, protected by `rs`.
+fn protected_server(listener: tokio::net::TcpListener, rs: ResourceServer, server: Server) -> TestServer {
     let addr = listener.local_addr().expect("addr");
     let config = HttpConfig { auth: Some(rs), ..HttpConfig::default() };
-    let http = McpHttp::new(server(), config);
+    let http = McpHttp::new(server, config);
     let task = tokio::spawn(http.clone().serve(listener));
     TestServer::from_parts(http, addr, task)
 }
@@ -193,9 +198,15 @@ async fn jwt_access_tokens_from_a_real_authorization_server() {
         assert_eq!(resp.status(), 401, "{what}");
         assert_eq!(challenge(&resp).error.as_deref(), Some("invalid_token"), "{what}");
     }
-    for header in ["Basic YTpi", "Bearer a b", "Bearer"] {
+    for header in ["Bearer a b", "Bearer"] {
         let resp = s.post_modern(&list).header("authorization", header).send().await.unwrap();
         assert_eq!(resp.status(), 400, "{header}");
+    }
+    // Another scheme is answered as no token: the challenge says which scheme is taken.
+    for header in ["Basic YTpi", "DPoP abc"] {
+        let resp = s.post_modern(&list).header("authorization", header).send().await.unwrap();
+        assert_eq!(resp.status(), 401, "{header}");
+        assert_eq!(challenge(&resp).error, None, "{header}");
     }
 
     // The issuer rotates its keys: a token signed with a new key names a key id the verifier
@@ -213,7 +224,17 @@ async fn jwt_access_tokens_from_a_real_authorization_server() {
     assert_eq!(resp.status(), 401, "the old key is no longer published");
 
     // Expiry, judged by the verifier's clock: 300 s tokens, 30 s of leeway.
-    now.fetch_add(300, Ordering::Relaxed);
+    let exp = {
+        use base64::Engine;
+        let payload = rotated.split('.').nth(1).unwrap();
+        let claims: Value =
+            serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        claims["exp"].as_u64().unwrap()
+    };
+    now.store(exp + 30, Ordering::Relaxed);
+    let resp = bearer(s.post_modern(&list), &rotated).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "within the leeway");
+    now.store(exp + 31, Ordering::Relaxed);
     let resp = bearer(s.post_modern(&list), &rotated).send().await.unwrap();
     assert_eq!(resp.status(), 401, "expired");
     assert!(challenge(&resp).error_description.unwrap_or_default().contains("expired"));
@@ -243,4 +264,48 @@ async fn opaque_tokens_are_introspected() {
         assert_eq!(resp.status(), 401, "{what}");
         assert_eq!(challenge(&resp).error.as_deref(), Some("invalid_token"), "{what}");
     }
+}
+
+/// A task is its principal's: another session of the same party finds it, another party's
+/// does not, nor lists it.
+#[tokio::test]
+async fn tasks_are_visible_to_their_principal_only() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let (listener, resource) = bind().await;
+    let verifier = within("discovery", JwtVerifier::discover(auth.issuer.clone(), resource.clone())).await.unwrap();
+    let rs = ResourceServer::new(resource.clone(), verifier).authorization_server(auth.issuer.clone());
+    let s = protected_server(listener, rs, mcp_cli::reference::server());
+    let alice = auth.token("jwt-alice", "mcp", &resource).await;
+    let bob = auth.token("jwt-bob", "mcp", &resource).await;
+    let session = |token: String| {
+        let s = &s;
+        async move {
+            let init = legacy_initialize(1, "2025-11-25", json!({"tasks": {}}));
+            let resp = bearer(s.post_mcp(&init), &token).send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+            resp.headers()["mcp-session-id"].to_str().unwrap().to_owned()
+        }
+    };
+    let ask = |token: &str, session: &str, body: Value| {
+        let request = bearer(s.post_legacy(session, Some("2025-11-25"), &body), token).send();
+        async move { final_message(request.await.unwrap()).await }
+    };
+    let first = session(alice.clone()).await;
+    let call =
+        request(2, "tools/call", json!({"name": "slow_compute", "arguments": {"seconds": 0}, "task": {"ttl": 60000}}));
+    let created = ask(&alice, &first, call).await;
+    let task_id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let get = request(3, "tasks/get", json!({"taskId": task_id}));
+
+    let second = session(alice.clone()).await;
+    let found = ask(&alice, &second, get.clone()).await;
+    assert_eq!(found["result"]["taskId"], json!(task_id), "the same principal, another session: {found}");
+
+    let bobs = session(bob.clone()).await;
+    let refused = ask(&bob, &bobs, get).await;
+    assert_eq!(refused["error"]["code"], json!(-32602), "another principal: {refused}");
+    let listed = ask(&bob, &bobs, request(4, "tasks/list", json!({}))).await;
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    let listed = ask(&alice, &second, request(5, "tasks/list", json!({}))).await;
+    assert_eq!(listed["result"]["tasks"].as_array().map(Vec::len), Some(1), "{listed}");
 }

@@ -116,8 +116,8 @@ pub use mcp_server::__private;
 #[cfg(feature = "server")]
 pub use mcp_server::{
     Context, FromContext, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json,
-    McpRequest, McpResponse, PromptDef, ResourceDef, Roots, RootsError, Server, ServerBuilder, ServerConfig, State,
-    ToolDef, ToolError, ToolSet,
+    McpRequest, McpResponse, Principal, PromptDef, ResourceDef, Roots, RootsError, Scopes, Server, ServerBuilder,
+    ServerConfig, State, ToolDef, ToolError, ToolSet,
 };
 
 #[cfg(feature = "macros")]

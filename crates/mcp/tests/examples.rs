@@ -267,3 +267,67 @@ async fn panics_a_handler_that_panics_fails_its_own_request_only() {
         assert!(log.contains(e), "the child logged the panic of {e}:\n{log}");
     }
 }
+
+#[path = "../../../tests/auth/provider.rs"]
+mod provider;
+
+/// The protected example behind oidc-provider, reached by our OAuth client as a machine
+/// (client credentials): it discovers the authorization server from the 401, gets a token for
+/// this resource, and steps up when a tool needs a scope it lacks (403 insufficient_scope).
+#[tokio::test]
+async fn protected_serves_by_scope_and_signs_notes_with_the_caller() {
+    let Some(auth) = provider::AuthServer::start().await else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = tokio::process::Command::new(example("protected"))
+        .args([auth.issuer.as_str(), &port.to_string()])
+        .kill_on_drop(true)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let connect = |client_id: &'static str| {
+        let url = url.clone();
+        async move {
+            let mut config = mcp::auth::OAuthConfig::new("examples test", "http://127.0.0.1:1/unused");
+            config.grant = mcp::auth::Grant::ClientCredentials;
+            // The example takes bearer tokens; DPoP-bound ones it would not.
+            config.use_dpop = false;
+            config.credentials.push(mcp::auth::ClientCredentials::new(client_id).secret(format!("{client_id}-secret")));
+            let oauth = std::sync::Arc::new(mcp::auth::OAuthClient::new(&url, config).unwrap());
+            let options = mcp::transport::http::HttpOptions { auth: Some(oauth), ..Default::default() };
+            let connection = mcp::transport::http::connect(&url, options).unwrap();
+            Client::builder("t", "1").build().connect(connection).await.expect("authorized and connected")
+        }
+    };
+    let run = async {
+        let mut ready = false;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(ready, "the example listens on {port}");
+        let alice = connect("jwt-alice").await;
+        let who = alice.call_tool("whoami", json!({})).await.unwrap();
+        assert_eq!(text(&who), "subject jwt-alice, client jwt-alice, scopes mcp");
+        let names = |tools: Vec<mcp::types::Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(names(alice.list_all_tools().await.unwrap()), ["whoami"], "only what the token's scopes permit");
+        // notes:write is missing: 403, the client steps up, the call goes through.
+        let noted = alice.call_tool("add_note", json!({"text": "hello"})).await.unwrap();
+        assert_eq!(text(&noted), "noted, jwt-alice");
+        assert_eq!(names(alice.list_all_tools().await.unwrap()), ["whoami", "add_note"]);
+        // The resource and the prompt need notes:read: not listed for this token.
+        assert!(alice.list_all_resources().await.unwrap().is_empty());
+        assert!(alice.list_all_prompts().await.unwrap().is_empty());
+        let bob = connect("jwt-bob").await;
+        let notes = bob.call_tool("list_notes", json!({})).await.unwrap();
+        assert_eq!(text(&notes), "jwt-alice: hello\n");
+        // Stepped up to notes:read, bob sees them listed.
+        assert_eq!(bob.list_all_resources().await.unwrap().len(), 1);
+        assert_eq!(bob.list_all_prompts().await.unwrap().len(), 1);
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    child.kill().await.unwrap();
+}

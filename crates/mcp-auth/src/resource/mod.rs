@@ -255,7 +255,9 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, Rejection> {
     let value = value.to_str().map_err(|_| Rejection::BadHeader("not visible ASCII"))?;
     let (scheme, token) = value.split_once(' ').ok_or(Rejection::BadHeader("no scheme and token"))?;
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(Rejection::BadHeader("not the Bearer scheme"));
+        // An authentication method this server does not take (Basic, DPoP): as if none was
+        // given, the challenge says which one it takes (RFC 6750 §3.1).
+        return Err(Rejection::Missing);
     }
     let token = token.trim_start_matches(' ');
     if token.is_empty() {
@@ -298,8 +300,11 @@ mod tests {
         assert_eq!(bearer_token(&headers(&["Bearer abc.def-_~+/=="])).unwrap(), "abc.def-_~+/==");
         assert_eq!(bearer_token(&headers(&["bearer x"])).unwrap(), "x");
         assert!(matches!(bearer_token(&headers(&[])), Err(Rejection::Missing)));
-        for bad in ["Basic abc", "Bearer", "Bearer ", "Bearer a b", "Bearer a\"b", "Bearerx y"] {
+        for bad in ["Bearer", "Bearer ", "Bearer a b", "Bearer a\"b"] {
             assert!(matches!(bearer_token(&headers(&[bad])), Err(Rejection::BadHeader(_))), "{bad}");
+        }
+        for other_scheme in ["Basic abc", "DPoP abc", "Bearerx y"] {
+            assert!(matches!(bearer_token(&headers(&[other_scheme])), Err(Rejection::Missing)), "{other_scheme}");
         }
         assert!(matches!(bearer_token(&headers(&["Bearer a", "Bearer b"])), Err(Rejection::BadHeader(_))));
         let huge = format!("Bearer {}", "a".repeat(MAX_TOKEN_LEN + 1));
