@@ -125,6 +125,15 @@ async fn an_unreachable_issuer_stops_the_start_and_half_the_options_are_a_usage_
     assert!(err.contains("--auth-audience"), "{err}");
 }
 
+/// `mcp serve --http` protected by `auth`, needing the scope `mcp`; and its URL.
+async fn protected_serve(auth: &AuthServer) -> (Child, String) {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["serve", "--http", &addr, "--auth-issuer", &auth.issuer, "--auth-audience", &url, "--scope", "mcp"];
+    (serving(&args).await, url)
+}
+
 /// A fresh directory for kept tokens.
 fn token_dir(name: &str) -> std::path::PathBuf {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("oauth-{name}-{}", std::process::id()));
@@ -170,12 +179,7 @@ async fn play_the_user(url: &str) -> String {
 #[tokio::test]
 async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
     let Some(auth) = AuthServer::start().await else { return };
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let addr = format!("127.0.0.1:{port}");
-    let _server =
-        serving(&["serve", "--http", &addr, "--auth-issuer", &auth.issuer, "--auth-audience", &url, "--scope", "mcp"])
-            .await;
+    let (_server, url) = protected_serve(&auth).await;
     let dir = token_dir("browser");
 
     // The first command meets a 401: it registers itself, prints the authorization URL, and
@@ -247,12 +251,7 @@ async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
 #[tokio::test]
 async fn the_cli_as_a_machine_with_client_credentials() {
     let Some(auth) = AuthServer::start().await else { return };
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let addr = format!("127.0.0.1:{port}");
-    let _server =
-        serving(&["serve", "--http", &addr, "--auth-issuer", &auth.issuer, "--auth-audience", &url, "--scope", "mcp"])
-            .await;
+    let (_server, url) = protected_serve(&auth).await;
     let dir = token_dir("machine");
     let login = [
         "auth",

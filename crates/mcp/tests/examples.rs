@@ -132,16 +132,7 @@ async fn axum_mount_serves_mcp_beside_the_application_routes() {
         .spawn()
         .unwrap();
     let run = async {
-        // Ready when it accepts connections: tried at most 200 times.
-        let mut ready = false;
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                ready = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        assert!(ready, "the example listens on {port}");
+        listens(port).await;
         let health = http_get(port, "/health").await;
         assert!(health.starts_with("HTTP/1.1 200") && health.ends_with("ok"), "{health}");
         let url = format!("http://127.0.0.1:{port}/mcp");
@@ -152,6 +143,17 @@ async fn axum_mount_serves_mcp_beside_the_application_routes() {
     };
     timeout(LIMIT, run).await.expect("in time");
     child.kill().await.unwrap();
+}
+
+/// Waits until something accepts connections on `port`: tried at most 200 times.
+async fn listens(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the example does not listen on {port}");
 }
 
 /// A plain HTTP/1.1 GET; the whole response as text.
@@ -300,15 +302,7 @@ async fn protected_serves_by_scope_and_signs_notes_with_the_caller() {
         }
     };
     let run = async {
-        let mut ready = false;
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                ready = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        assert!(ready, "the example listens on {port}");
+        listens(port).await;
         let alice = connect("jwt-alice").await;
         let who = alice.call_tool("whoami", json!({})).await.unwrap();
         assert_eq!(text(&who), "subject jwt-alice, client jwt-alice, scopes mcp");

@@ -40,19 +40,8 @@ pub enum AuthCommand {
 
 /// Runs `mcp auth …` and returns the exit code.
 pub fn run(command: AuthCommand) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp: cannot start the async runtime: {e}");
-            return Exit::Connection.into();
-        }
-    };
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            outcome = execute(command) => outcome,
-            _ = super::interrupted() => Err(CliError::new(Exit::Interrupted, "interrupted")),
-        }
-    });
+    let Some(runtime) = super::runtime() else { return Exit::Connection.into() };
+    let outcome = runtime.block_on(super::until_interrupted(execute(command)));
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

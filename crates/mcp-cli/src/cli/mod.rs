@@ -35,19 +35,8 @@ pub fn run(command: ClientCommand) -> ExitCode {
     let options = command.connect_options().clone();
     let ui = Arc::new(ui::Ui::new(options.verbose, options.log_level.level()));
     trace::init(ui.clone(), None);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp: cannot start the async runtime: {e}");
-            return Exit::Connection.into();
-        }
-    };
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            outcome = execute(command, ui.clone()) => outcome,
-            _ = interrupted() => Err(CliError::new(Exit::Interrupted, "interrupted")),
-        }
-    });
+    let Some(runtime) = runtime() else { return Exit::Connection.into() };
+    let outcome = runtime.block_on(until_interrupted(execute(command, ui.clone())));
     // A prompt still waiting for the terminal must not hold the exit up.
     runtime.shutdown_timeout(Duration::from_millis(500));
     ui.finish_progress();
@@ -86,6 +75,27 @@ async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliErr
         Ok(Exit::ToolError) if ui.refused() => Ok(Exit::Usage),
         Err(e) if ui.refused() && e.exit == Exit::Protocol => Err(CliError::usage(e.message)),
         other => other,
+    }
+}
+
+/// The runtime of a command, or `None` (said on stderr) when it cannot start.
+pub(crate) fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("mcp: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
+/// `work`, unless an interrupt comes first.
+pub(crate) async fn until_interrupted<T>(
+    work: impl std::future::Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    tokio::select! {
+        outcome = work => outcome,
+        _ = interrupted() => Err(CliError::new(Exit::Interrupted, "interrupted")),
     }
 }
 
