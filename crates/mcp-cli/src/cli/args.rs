@@ -30,6 +30,11 @@ pub struct ConnectOptions {
     /// a client ID metadata document or dynamic registration, as it offers).
     #[arg(long = "client-id", value_name = "ID")]
     pub client_id: Option<String>,
+    /// OAuth: the https URL of a client ID metadata document describing this client (its
+    /// redirect URIs must allow http://127.0.0.1/callback on any port), used as the client id
+    /// where the authorization server takes them; else --client-id or dynamic registration.
+    #[arg(long = "client-metadata-url", value_name = "URL")]
+    pub client_metadata_url: Option<String>,
     /// OAuth: the secret of --client-id.
     #[arg(
         long = "client-secret",
@@ -70,6 +75,7 @@ impl ConnectOptions {
             client_id: self.client_id.clone(),
             client_secret: self.client_secret.clone(),
             client_credentials: self.client_credentials,
+            client_metadata_url: self.client_metadata_url.clone(),
         })
     }
 }

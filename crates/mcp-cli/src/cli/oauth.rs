@@ -23,6 +23,8 @@ pub struct OAuthSettings {
     pub client_secret: Option<String>,
     /// The client credentials grant instead of a user's authorization (`--client-credentials`).
     pub client_credentials: bool,
+    /// A client ID metadata document URL (`--client-metadata-url`).
+    pub client_metadata_url: Option<String>,
 }
 
 /// Where the tokens are kept: `$MCP_AUTH_DIR`, else `mcp/auth` under the user's config
@@ -127,6 +129,7 @@ pub fn client(url: &str, settings: &OAuthSettings) -> Result<Arc<OAuthClient>, C
     let mut config = OAuthConfig::new("mcp (command line)", authorizer.redirect_uri());
     // Tokens outlive the process here, and a DPoP key would not.
     config.use_dpop = false;
+    config.client_metadata_url = settings.client_metadata_url.clone();
     if let Some(id) = &settings.client_id {
         let mut credentials = ClientCredentials::new(id.clone());
         credentials.client_secret = settings.client_secret.clone();
