@@ -67,6 +67,9 @@ pub struct HttpLoad {
     pub request_timeout: Duration,
     /// The echo tool's name (`echo`; a gateway's is prefixed).
     pub tool: String,
+    /// An access token sent as `Authorization: Bearer …` with every call (stateless
+    /// 2026-07-28 calls only: a protected server's cost per call).
+    pub bearer: Option<String>,
 }
 
 /// What one HTTP load measurement found.
@@ -346,15 +349,18 @@ async fn set_up(
             }
             Ok(CallShape { headers, protocol: version, tool: load.tool.clone() })
         }
-        Mode::Stateless if mcp::is_modern(&load.protocol) => Ok(CallShape {
-            headers: vec![
+        Mode::Stateless if mcp::is_modern(&load.protocol) => {
+            let mut headers = vec![
                 (PROTOCOL_VERSION, header(&load.protocol)?),
                 (METHOD, HeaderValue::from_static("tools/call")),
                 (NAME, header(&load.tool)?),
-            ],
-            protocol: load.protocol.clone(),
-            tool: load.tool.clone(),
-        }),
+            ];
+            if let Some(token) = &load.bearer {
+                headers.push((hyper::header::AUTHORIZATION, header(&format!("Bearer {token}"))?));
+            }
+            Ok(CallShape { headers, protocol: load.protocol.clone(), tool: load.tool.clone() })
+        }
+        _ if load.bearer.is_some() => Err("--bearer goes with --mode stateless at 2026-07-28 only".into()),
         Mode::Stateless => {
             let shape = CallShape {
                 headers: vec![(PROTOCOL_VERSION, header(&load.protocol)?)],

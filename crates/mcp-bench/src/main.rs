@@ -108,6 +108,9 @@ enum Command {
         /// server named `s` as `s_echo`).
         #[arg(long, default_value = mcp::TOOL)]
         tool: String,
+        /// An access token for a protected server, sent with every call (stateless only).
+        #[arg(long)]
+        bearer: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -302,7 +305,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("mcp-bench: wrote {}", path.display());
             Ok(())
         }
-        Command::Http { url, mode, protocol, clients, duration, warmup, pid, cpu, tool, json } => {
+        Command::Http { url, mode, protocol, clients, duration, warmup, pid, cpu, tool, bearer, json } => {
             pin(cpu)?;
             let protocol = protocol.unwrap_or_else(|| match mode {
                 Mode::Sessions => mcp::LEGACY_VERSION.into(),
@@ -318,6 +321,7 @@ fn run(cli: Cli) -> Result<()> {
                 pid,
                 request_timeout: Duration::from_secs(30),
                 tool,
+                bearer,
             };
             let r = runtime()?.block_on(http_load::run(&load))?;
             let failed = r.calls == 0;

@@ -575,6 +575,7 @@ impl<'a> ServerBench<'a> {
                     pid: Some(server.pid),
                     request_timeout: Duration::from_secs(30),
                     tool: mcp::TOOL.to_owned(),
+                    bearer: None,
                 };
                 let res = http_load::run(&load).await?;
                 progress(format!(

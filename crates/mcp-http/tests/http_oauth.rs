@@ -220,6 +220,9 @@ async fn jwt_access_tokens_from_a_real_authorization_server() {
     now.fetch_add(31, Ordering::Relaxed);
     let resp = bearer(s.post_modern(&list), &rotated).send().await.unwrap();
     assert_eq!(resp.status(), 200, "fetched again: the new key is known");
+    // A token verified is remembered for 60 s (without a second signature check); past that,
+    // a token signed by the withdrawn key is refused.
+    now.fetch_add(30, Ordering::Relaxed);
     let resp = bearer(s.post_modern(&list), &reader).send().await.unwrap();
     assert_eq!(resp.status(), 401, "the old key is no longer published");
 

@@ -1,24 +1,19 @@
 //! Opaque access tokens, asked of the authorization server (RFC 7662 introspection), with a
 //! short cache.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_protocol::Principal;
-use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::claims;
 use super::clock::Clock;
 use super::fetch::{self, Fetcher};
+use super::remembered::Remembered;
 use super::verifier::{TokenError, TokenVerifier};
 use super::MAX_TOKEN_LEN;
-
-/// How many tokens the cache holds; past that it starts again empty.
-const CACHE_ENTRIES: usize = 10_000;
 
 /// Checks tokens by asking the authorization server's introspection endpoint, authenticated
 /// as this resource server's own client. A token is taken when it is `active`, of the
@@ -39,11 +34,8 @@ struct Inner {
     cache_for: u64,
     clock: Clock,
     fetcher: Fetcher,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: Remembered,
 }
-
-/// A cached answer: the principal, and until when (clock seconds) it stands.
-type Cached = (Arc<Principal>, u64);
 
 impl IntrospectionVerifier {
     /// Tokens checked at `endpoint`, authenticated with `client_id` and `client_secret`
@@ -86,7 +78,7 @@ impl IntrospectionVerifier {
                 cache_for: 30,
                 clock: Clock::system(),
                 fetcher: Fetcher::default(),
-                cache: Mutex::default(),
+                cache: Remembered::default(),
             }),
         }
     }
@@ -113,12 +105,10 @@ impl IntrospectionVerifier {
         if token.is_empty() || token.len() > MAX_TOKEN_LEN {
             return Err(TokenError::Malformed(format!("empty or longer than {MAX_TOKEN_LEN} bytes")));
         }
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let key = Remembered::key(token);
         let now = inner.clock.now();
-        if let Some((principal, until)) = inner.cache.lock().get(&key) {
-            if now < *until {
-                return Ok(Principal::clone(principal));
-            }
+        if let Some(principal) = inner.cache.get(&key, now) {
+            return Ok(principal);
         }
         let form = [("token", token), ("token_type_hint", "access_token")];
         let client = Some((inner.client_id.as_str(), inner.client_secret.as_str()));
@@ -140,13 +130,7 @@ impl IntrospectionVerifier {
         }
         let principal = claims::principal(answer);
         let until = now.saturating_add(inner.cache_for).min(exp.unwrap_or(u64::MAX));
-        if until > now {
-            let mut cache = inner.cache.lock();
-            if cache.len() >= CACHE_ENTRIES {
-                cache.clear();
-            }
-            cache.insert(key, (Arc::new(principal.clone()), until));
-        }
+        inner.cache.put(key, &principal, until, now);
         Ok(principal)
     }
 }

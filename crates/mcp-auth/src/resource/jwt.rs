@@ -15,6 +15,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use super::claims;
 use super::clock::Clock;
 use super::fetch::{self, Fetcher};
+use super::remembered::Remembered;
 use super::verifier::{TokenError, TokenVerifier};
 use super::MAX_TOKEN_LEN;
 
@@ -39,7 +40,9 @@ const ACCESS_TOKEN_TYPES: &[&str] = &["at+jwt", "application/at+jwt"];
 /// needed, kept, fetched again when a token names a key it does not hold, at most once per
 /// [`Self::refetch_interval`]), the `typ` (`at+jwt`), the issuer, the audience (this
 /// server's resource identifier: a token issued for another resource is refused, RFC 8707),
-/// expiry and not-before with a small leeway.
+/// expiry and not-before with a small leeway. A token verified is remembered (by its hash)
+/// for [`Self::remember_for`], never past its expiry: the requests that follow cost no
+/// signature check.
 #[derive(Clone)]
 pub struct JwtVerifier {
     inner: Arc<Inner>,
@@ -51,10 +54,12 @@ struct Inner {
     jwks_uri: String,
     leeway: u64,
     refetch_interval: u64,
+    remember_for: u64,
     require_type: bool,
     clock: Clock,
     fetcher: Fetcher,
     keys: Mutex<Option<Arc<JwkSet>>>,
+    remembered: Remembered,
     /// When the keys were last fetched (clock seconds), held while fetching so that one
     /// fetch serves every request that waits on it.
     fetched: AsyncMutex<Option<u64>>,
@@ -89,10 +94,12 @@ impl JwtVerifier {
                 jwks_uri,
                 leeway: 30,
                 refetch_interval: 30,
+                remember_for: 60,
                 require_type: true,
                 clock: Clock::system(),
                 fetcher,
                 keys: Mutex::new(None),
+                remembered: Remembered::default(),
                 fetched: AsyncMutex::new(None),
             }),
         }
@@ -117,6 +124,13 @@ impl JwtVerifier {
         self.with(|i| i.refetch_interval = interval.as_secs())
     }
 
+    /// How long a verified token is remembered (60 s by default, never past its expiry; zero:
+    /// every request checks the signature). A key the issuer withdraws stops a remembered
+    /// token only once this has passed.
+    pub fn remember_for(self, duration: Duration) -> Self {
+        self.with(|i| i.remember_for = duration.as_secs())
+    }
+
     /// Takes tokens whatever their `typ` (by default only `at+jwt` ones: RFC 9068 access
     /// tokens, so that an ID token cannot pass for one). For issuers that do not type their
     /// access tokens.
@@ -139,6 +153,11 @@ impl JwtVerifier {
         if token.len() > MAX_TOKEN_LEN {
             return Err(TokenError::Malformed(format!("longer than {MAX_TOKEN_LEN} bytes")));
         }
+        let key = Remembered::key(token);
+        let now = inner.clock.now();
+        if let Some(principal) = inner.remembered.get(&key, now) {
+            return Ok(principal);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Malformed(e.to_string()))?;
         if !ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::Malformed(format!("the algorithm {:?} is not accepted", header.alg)));
@@ -150,14 +169,14 @@ impl JwtVerifier {
             }
         }
         let jwk = self.key(header.kid.as_deref(), header.alg).await?;
-        let key = DecodingKey::from_jwk(&jwk).map_err(|_| TokenError::UnknownKey)?;
+        let decoding = DecodingKey::from_jwk(&jwk).map_err(|_| TokenError::UnknownKey)?;
         let mut validation = Validation::new(header.alg);
         // Time, audience and issuer are judged below, by this verifier's clock and rules.
         validation.validate_exp = false;
         validation.validate_aud = false;
         validation.required_spec_claims = HashSet::new();
         let data =
-            jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation).map_err(|e| match e.kind() {
+            jsonwebtoken::decode::<Map<String, Value>>(token, &decoding, &validation).map_err(|e| match e.kind() {
                 ErrorKind::InvalidSignature => TokenError::BadSignature,
                 _ => TokenError::Malformed(e.to_string()),
             })?;
@@ -168,16 +187,18 @@ impl JwtVerifier {
         if !claims::audience_names(&claims, &inner.audience) {
             return Err(TokenError::WrongAudience);
         }
-        let now = inner.clock.now();
-        match claims.get("exp").and_then(Value::as_u64) {
-            Some(exp) if now <= exp.saturating_add(inner.leeway) => {}
+        let stands_until = match claims.get("exp").and_then(Value::as_u64) {
+            Some(exp) if now <= exp.saturating_add(inner.leeway) => exp.saturating_add(inner.leeway).saturating_add(1),
             Some(_) => return Err(TokenError::Expired),
             None => return Err(TokenError::Malformed("no exp claim".into())),
-        }
+        };
         if claims.get("nbf").and_then(Value::as_u64).is_some_and(|nbf| now.saturating_add(inner.leeway) < nbf) {
             return Err(TokenError::Expired);
         }
-        Ok(claims::principal(claims))
+        let principal = claims::principal(claims);
+        let until = now.saturating_add(inner.remember_for).min(stands_until);
+        inner.remembered.put(key, &principal, until, now);
+        Ok(principal)
     }
 
     /// The key `kid` names (or the only key that fits `alg`, when the token names none),

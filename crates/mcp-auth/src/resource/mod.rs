@@ -23,6 +23,7 @@ mod clock;
 mod fetch;
 mod introspection;
 mod jwt;
+mod remembered;
 mod verifier;
 
 use std::sync::Arc;
