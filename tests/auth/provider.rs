@@ -13,6 +13,10 @@ const WAIT: Duration = Duration::from_secs(30);
 pub struct AuthServer {
     /// Its issuer URL.
     pub issuer: String,
+    /// The https URL of a client ID metadata document it takes (a native client, any
+    /// loopback redirect port).
+    #[allow(dead_code)] // not every test that includes this file uses it
+    pub client_metadata_url: String,
     _child: tokio::process::Child,
 }
 
@@ -39,10 +43,12 @@ impl AuthServer {
         let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
         let line = tokio::time::timeout(WAIT, lines.next_line()).await.expect("it starts in time");
         let line = line.expect("its stdout").expect("a line with its issuer");
-        let issuer = serde_json::from_str::<Value>(&line).expect("JSON")["issuer"].as_str().expect("issuer").to_owned();
+        let said: Value = serde_json::from_str(&line).expect("JSON");
+        let text = |key: &str| said[key].as_str().unwrap_or_else(|| panic!("no {key} in {said}")).to_owned();
+        let (issuer, client_metadata_url) = (text("issuer"), text("client_metadata_url"));
         // Whatever else it prints is read (and dropped) until it ends.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Some(Self { issuer, _child: child })
+        Some(Self { issuer, client_metadata_url, _child: child })
     }
 
     /// An access token for `client_id` (its secret is `{client_id}-secret`) with `scope`, for

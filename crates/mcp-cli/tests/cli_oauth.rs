@@ -176,16 +176,12 @@ async fn play_the_user(url: &str) -> String {
     panic!("the authorization did not come back to the redirect URI");
 }
 
-#[tokio::test]
-async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
-    let Some(auth) = AuthServer::start().await else { return };
-    let (_server, url) = protected_serve(&auth).await;
-    let dir = token_dir("browser");
-
-    // The first command meets a 401: it registers itself, prints the authorization URL, and
-    // waits on its loopback redirect URI while the user authorizes.
-    let mut list =
-        mcp_with(&dir, &["list", &url, "tools"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+/// `mcp list URL tools EXTRA…` with tokens kept in `dir`, the test as the user in the browser:
+/// checks the authorization URL, authorizes, and checks the list; returns the URL.
+async fn list_as_the_user(auth: &AuthServer, dir: &std::path::Path, url: &str, extra: &[&str]) -> String {
+    let mut args = vec!["list", url, "tools"];
+    args.extend_from_slice(extra);
+    let mut list = mcp_with(dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(list.stderr.take().unwrap()).lines();
     let authorize_url = tokio::time::timeout(WAIT, async {
         while let Ok(Some(line)) = stderr.next_line().await {
@@ -207,6 +203,35 @@ async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("echo"), "{stdout}");
+    authorize_url
+}
+
+/// With a client ID metadata document, its URL is the client id: no registration.
+#[tokio::test]
+async fn the_cli_with_a_client_id_metadata_document() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let (_server, url) = protected_serve(&auth).await;
+    let dir = token_dir("cimd");
+    let document = auth.client_metadata_url.as_str();
+    let authorize_url = list_as_the_user(&auth, &dir, &url, &["--client-metadata-url", document]).await;
+    let client_id: String = url::form_urlencoded::byte_serialize(document.as_bytes()).collect();
+    assert!(authorize_url.contains(&format!("client_id={client_id}&")), "{authorize_url}");
+    let kept = std::fs::read_dir(&dir).unwrap().flatten().next().expect("a kept token").path();
+    let kept: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    assert_eq!(kept["authorization"]["client_id"], serde_json::json!(document));
+    assert_eq!(kept["authorization"]["client_auth_method"], serde_json::json!("none"));
+}
+
+#[tokio::test]
+async fn the_cli_authorizes_in_the_browser_keeps_the_token_and_refreshes_it() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let (_server, url) = protected_serve(&auth).await;
+    let dir = token_dir("browser");
+
+    // The first command meets a 401: it registers itself, prints the authorization URL, and
+    // waits on its loopback redirect URI while the user authorizes.
+    let authorize_url = list_as_the_user(&auth, &dir, &url, &[]).await;
+    assert!(authorize_url.contains("client_id="), "{authorize_url}");
 
     // The token is kept, readable by the user alone.
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
