@@ -312,3 +312,32 @@ async fn tasks_are_visible_to_their_principal_only() {
     let listed = ask(&alice, &second, request(5, "tasks/list", json!({}))).await;
     assert_eq!(listed["result"]["tasks"].as_array().map(Vec::len), Some(1), "{listed}");
 }
+
+/// A 2026-07-28 `requestState` is sealed for the principal whose request asked: another
+/// principal's retry with it is refused, its own goes through.
+#[tokio::test]
+async fn a_request_state_serves_its_principal_only() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let (listener, resource) = bind().await;
+    let verifier = within("discovery", JwtVerifier::discover(auth.issuer.clone(), resource.clone())).await.unwrap();
+    let rs = ResourceServer::new(resource.clone(), verifier).authorization_server(auth.issuer.clone());
+    let s = protected_server(listener, rs, mcp_cli::reference::server());
+    let alice = auth.token("jwt-alice", "mcp", &resource).await;
+    let bob = auth.token("jwt-bob", "mcp", &resource).await;
+    let meta = modern_meta(MODERN, json!({"elicitation": {}}));
+    let params = json!({"name": "test_elicitation", "arguments": {"message": "who are you?"}});
+    let first = modern_request_with(1, "tools/call", params.clone(), meta.clone());
+    let asked = final_message(bearer(s.post_modern(&first), &alice).send().await.unwrap()).await;
+    assert_eq!(asked["result"]["resultType"], json!("input_required"), "{asked}");
+    let key = asked["result"]["inputRequests"].as_object().and_then(|q| q.keys().next().cloned()).expect("a question");
+    let mut retry = params;
+    retry["inputResponses"] =
+        json!({ key: {"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}} });
+    retry["requestState"] = asked["result"]["requestState"].clone();
+    let retry = modern_request_with(2, "tools/call", retry, meta);
+    let refused = final_message(bearer(s.post_modern(&retry), &bob).send().await.unwrap()).await;
+    assert_eq!(refused["error"]["code"], json!(-32602), "another principal's retry: {refused}");
+    let answered = final_message(bearer(s.post_modern(&retry), &alice).send().await.unwrap()).await;
+    assert_eq!(answered["result"]["resultType"], json!("complete"), "{answered}");
+    assert!(tool_text(&answered).contains("ada"), "{answered}");
+}
