@@ -5,7 +5,9 @@
 #
 #   bench/middleware.sh layers    # echo-server with no layer, then with TracingLayer
 #   bench/middleware.sh gateway   # mcp serve --http alone, then mcp proxy --config in front of it
-#   bench/middleware.sh           # both
+#   bench/middleware.sh auth      # mcp serve --http open, then protected (--auth-issuer, a JWT per
+#                                 # call; oidc-provider from tests/auth, npm ci there first)
+#   bench/middleware.sh           # layers and gateway
 #
 # Env: BIN (default target/release; needs mcp and mcp-bench: cargo build --release -p mcp-cli
 # -p mcp-bench), ROUNDS (default 3), SECONDS_PER_RUN (default 8). Every process started is
@@ -38,10 +40,10 @@ wait_port() {
   done
   echo "nothing listens on $1" >&2; return 1
 }
-# load PORT PID TOOL: one measured run; prints its JSON.
+# load PORT PID TOOL [BEARER]: one measured run; prints its JSON.
 load() {
   "$BIN/mcp-bench" http --url "http://127.0.0.1:$1/mcp" --mode stateless --clients 16 --duration "$RUN" \
-    --pid "$2" --cpu 1 --tool "$3" --json
+    --pid "$2" --cpu 1 --tool "$3" ${4:+--bearer "$4"} --json
 }
 
 layers() {
@@ -80,12 +82,38 @@ gateway() {
   done
 }
 
+auth() {
+  taskset -c 1 node tests/auth/provider.mjs > "$work/provider.out" 2>/dev/null < <(sleep 100000) & pids+=("$!")
+  for _ in $(seq 100); do [[ -s $work/provider.out ]] && break; sleep 0.1; done
+  issuer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["issuer"])' "$work/provider.out")
+  for round in $(seq "$ROUNDS"); do
+    for setup in open protected; do
+      port=$(free_port)
+      url="http://127.0.0.1:$port/mcp"
+      token=
+      if [[ $setup == open ]]; then
+        taskset -c 0 "$BIN/mcp" serve --http "127.0.0.1:$port" 2>/dev/null & pid=$!
+      else
+        taskset -c 0 "$BIN/mcp" serve --http "127.0.0.1:$port" --auth-issuer "$issuer" --auth-audience "$url" \
+          --scope mcp 2>/dev/null & pid=$!
+        token=$(curl -s -u jwt-alice:jwt-alice-secret -d grant_type=client_credentials -d scope=mcp \
+          --data-urlencode "resource=$url" "$issuer/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+      fi
+      pids+=("$pid")
+      wait_port "$port"
+      echo "round $round, $setup: $(load "$port" "$pid" echo "$token" | summary)"
+      kill "$pid"; wait "$pid" 2>/dev/null || true
+    done
+  done
+}
+
 what=("$@")
 [[ ${#what[@]} -gt 0 ]] || what=(layers gateway)
 for w in "${what[@]}"; do
   case $w in
     layers) layers ;;
     gateway) gateway ;;
-    *) echo "bench/middleware.sh: unknown measurement '$w' (layers gateway)" >&2; exit 2 ;;
+    auth) auth ;;
+    *) echo "bench/middleware.sh: unknown measurement '$w' (layers gateway auth)" >&2; exit 2 ;;
   esac
 done
