@@ -21,6 +21,7 @@ use super::registry::{
 use super::{Server, ServerInner};
 use crate::authoring::definition::{ResourceDef, ResourceKind};
 use crate::authoring::{PromptDef, ToolDef};
+use crate::scopes::Scopes;
 use crate::state::StateMap;
 
 /// A server this one is mounted in, and under which prefix.
@@ -41,15 +42,14 @@ impl Server {
         }
         let resources: Vec<_> = self.inner.resources.with_all(|m| m.values().cloned().collect());
         for entry in resources {
-            if let Some(def) = resource_def(&namespace, state, &entry.resource, &entry.handler) {
-                let def = def.with_scopes(entry.scopes.as_slice().iter().cloned());
+            if let Some(def) = resource_def(&namespace, state, &entry.resource, &entry.handler, &entry.scopes) {
                 let _ = parent.register_resource(def);
             }
         }
         let templates: Vec<_> = self.inner.templates.with_all(|m| m.values().cloned().collect());
         for entry in templates {
-            if let Some(def) = template_def(&namespace, state, &entry.template, &entry.handler, &entry.completions) {
-                let def = def.with_scopes(entry.scopes.as_slice().iter().cloned());
+            let (template, handler, completions) = (&entry.template, &entry.handler, &entry.completions);
+            if let Some(def) = template_def(&namespace, state, template, handler, completions, &entry.scopes) {
                 if let Err(e) = parent.register_resource(def) {
                     tracing::error!(template = %entry.template.uri_template, "the mounted template is left out: {e}");
                 }
@@ -57,8 +57,8 @@ impl Server {
         }
         let prompts: Vec<_> = self.inner.prompts.with_all(|m| m.values().cloned().collect());
         for entry in prompts {
-            let def = prompt_def(&namespace, state, &entry.prompt, &entry.handler, &entry.completions);
-            parent.register_prompt(def.with_scopes(entry.scopes.as_slice().iter().cloned()));
+            let def = prompt_def(&namespace, state, &entry.prompt, &entry.handler, &entry.completions, &entry.scopes);
+            parent.register_prompt(def);
         }
     }
 
@@ -90,13 +90,15 @@ impl Server {
         let state = self.inner.state.clone();
         self.each_parent(|parent, ns| {
             let def = match &registered.kind {
-                ResourceKind::Fixed(resource, handler) => resource_def(ns, &state, resource, handler),
+                ResourceKind::Fixed(resource, handler) => {
+                    resource_def(ns, &state, resource, handler, &registered.scopes)
+                }
                 ResourceKind::Template(template, handler, completions) => {
-                    template_def(ns, &state, template, handler, completions)
+                    template_def(ns, &state, template, handler, completions, &registered.scopes)
                 }
             };
             if let Some(def) = def {
-                let _ = parent.register_resource(def.with_scopes(registered.scopes.as_slice().iter().cloned()));
+                let _ = parent.register_resource(def);
             }
         });
     }
@@ -105,8 +107,7 @@ impl Server {
     pub(crate) fn mount_prompt_up(&self, def: &PromptDef) {
         let state = self.inner.state.clone();
         self.each_parent(|parent, ns| {
-            let mounted = prompt_def(ns, &state, &def.prompt, &def.handler, &def.completions);
-            parent.register_prompt(mounted.with_scopes(def.scopes.as_slice().iter().cloned()))
+            parent.register_prompt(prompt_def(ns, &state, &def.prompt, &def.handler, &def.completions, &def.scopes))
         });
     }
 
@@ -146,6 +147,7 @@ fn resource_def(
     state: &Arc<StateMap>,
     resource: &Resource,
     handler: &ResourceHandler,
+    scopes: &Scopes,
 ) -> Option<ResourceDef> {
     let mut resource = resource.clone();
     let Some(uri) = ns.uri(&resource.uri) else {
@@ -159,7 +161,7 @@ fn resource_def(
         let (read, ns) = (handler(inner, ctx.with_state(state.clone())), ns.clone());
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
-    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler), scopes: Default::default() })
+    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler), scopes: scopes.clone() })
 }
 
 fn template_def(
@@ -168,6 +170,7 @@ fn template_def(
     template: &ResourceTemplate,
     handler: &TemplateHandler,
     completions: &HashMap<String, Completer>,
+    scopes: &Scopes,
 ) -> Option<ResourceDef> {
     let mut template = template.clone();
     let Some(uri_template) = ns.uri(&template.uri_template) else {
@@ -182,7 +185,7 @@ fn template_def(
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
     let kind = ResourceKind::Template(template, handler, completers(state, completions));
-    Some(ResourceDef { kind, scopes: Default::default() })
+    Some(ResourceDef { kind, scopes: scopes.clone() })
 }
 
 fn prompt_def(
@@ -191,12 +194,13 @@ fn prompt_def(
     prompt: &Prompt,
     handler: &PromptHandler,
     completions: &HashMap<String, Completer>,
+    scopes: &Scopes,
 ) -> PromptDef {
     let mut prompt = prompt.clone();
     prompt.name = ns.name(&prompt.name);
     let (inner, handler_state) = (handler.clone(), state.clone());
     let handler: PromptHandler = Arc::new(move |args, ctx| inner(args, ctx.with_state(handler_state.clone())));
-    PromptDef { prompt, handler, completions: completers(state, completions), scopes: Default::default() }
+    PromptDef { prompt, handler, completions: completers(state, completions), scopes: scopes.clone() }
 }
 
 /// Completers whose handlers reach the mounted server's state.
