@@ -1,7 +1,7 @@
 // A real authorization server for the authorization tests: oidc-provider (a certified
-// OpenID Connect provider) on 127.0.0.1, on a port of its own choosing.
+// OpenID Connect provider) on 127.0.0.1, on a port of its own choosing or the one given.
 //
-//   node tests/auth/provider.mjs
+//   node tests/auth/provider.mjs [PORT]
 //
 // It prints one JSON line, {"issuer": "http://127.0.0.1:PORT", "client_metadata_url": URL},
 // once it listens, and stops
@@ -69,7 +69,7 @@ documents.on('request', (req, res) => {
 });
 
 const server = http.createServer();
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
   const { port } = server.address();
   const issuer = `http://127.0.0.1:${port}`;
   const provider = (keys) => new Provider(issuer, {

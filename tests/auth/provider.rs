@@ -9,6 +9,9 @@ use tokio::io::AsyncBufReadExt;
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// Where provider.mjs and its packages are.
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/auth");
+
 /// oidc-provider on 127.0.0.1, running until dropped.
 pub struct AuthServer {
     /// Its issuer URL.
@@ -25,15 +28,18 @@ impl AuthServer {
     /// installed and `MCP_SKIP_AUTH_PROVIDER` is set; otherwise a missing Node.js or package
     /// fails the test.
     pub async fn start() -> Option<Self> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/auth");
-        if !std::path::Path::new(&format!("{dir}/node_modules/oidc-provider")).exists()
-            && std::env::var_os("MCP_SKIP_AUTH_PROVIDER").is_some()
-        {
-            eprintln!("skipped: tests/auth/node_modules is missing and MCP_SKIP_AUTH_PROVIDER is set");
-            return None;
-        }
+        Self::start_on(0).await
+    }
+
+    /// Starts it listening on `port` (0: a port of its own choosing), so that its issuer URL
+    /// can be known before it runs (a resource server started before its authorization
+    /// server).
+    #[allow(dead_code)] // not every test that includes this file picks the port
+    pub async fn start_on(port: u16) -> Option<Self> {
+        Self::available()?;
         let mut child = tokio::process::Command::new("node")
-            .arg(format!("{dir}/provider.mjs"))
+            .arg(format!("{DIR}/provider.mjs"))
+            .arg(port.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -49,6 +55,20 @@ impl AuthServer {
         // Whatever else it prints is read (and dropped) until it ends.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Some(Self { issuer, client_metadata_url, _child: child })
+    }
+
+    /// `Some` unless the tests that need it are to be skipped (then `None`, saying so): its
+    /// packages are not installed and `MCP_SKIP_AUTH_PROVIDER` is set. A test that starts the
+    /// provider late checks this before anything else.
+    #[allow(dead_code)] // not every test that includes this file starts it late
+    pub fn available() -> Option<()> {
+        if !std::path::Path::new(&format!("{DIR}/node_modules/oidc-provider")).exists()
+            && std::env::var_os("MCP_SKIP_AUTH_PROVIDER").is_some()
+        {
+            eprintln!("skipped: tests/auth/node_modules is missing and MCP_SKIP_AUTH_PROVIDER is set");
+            return None;
+        }
+        Some(())
     }
 
     /// An access token for `client_id` (its secret is `{client_id}-secret`) with `scope`, for

@@ -58,7 +58,7 @@ pub fn serve(style: Style, http: Option<u16>, layers: Layers) -> Result<()> {
         Layers::Tracing => builder.layer(mcp::server::middleware::TracingLayer::new()),
     };
     let server = match style {
-        Style::Typed => builder.tool(echo),
+        Style::Typed => builder.tool(echo_tool()),
         Style::Raw => builder.tool(raw_echo()),
     }
     .build();

@@ -123,6 +123,10 @@ fn main() -> ExitCode {
         Command::Client(client) => mcp_cli::cli::run(client),
         Command::Auth(auth) => mcp_cli::cli::auth::run(auth),
         Command::Serve { http, http_options, limits, modern_only, telemetry } => {
+            if let Err(e) = http_options.auth.check() {
+                eprintln!("mcp serve: {e}");
+                return ExitCode::from(2);
+            }
             let telemetry = match start_telemetry(&telemetry, "mcp serve", "mcp-serve") {
                 Ok(t) => t,
                 Err(code) => return code,
@@ -138,6 +142,11 @@ fn main() -> ExitCode {
             code
         }
         Command::Proxy { target, http, stdio: _, http_options, connect, limits, telemetry } => {
+            // A usage error is told before anything starts (the upstream is not reached).
+            if let Err(e) = http_options.auth.check() {
+                eprintln!("mcp proxy: {e}");
+                return ExitCode::from(2);
+            }
             let telemetry = match start_telemetry(&telemetry, "mcp proxy", "mcp-proxy") {
                 Ok(t) => t,
                 Err(code) => return code,
@@ -209,13 +218,14 @@ async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, server: m
             return ExitCode::FAILURE;
         }
     };
-    let config = match mcp_cli::proxy::http_config_with_auth(options).await {
+    let config = match mcp_cli::proxy::http_config_with_auth(options) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("mcp: {e}");
-            return ExitCode::from(3);
+            return ExitCode::from(2);
         }
     };
+    mcp_cli::proxy::prepare_auth(&config);
     // On SIGTERM/SIGINT: a graceful shutdown (see `HttpOptions`), then exit 0. Listened for
     // before saying it serves.
     let stop = mcp_cli::cli::interrupted();

@@ -75,7 +75,8 @@ pub struct HttpOptions {
 pub struct AuthOptions {
     /// Require access tokens of this authorization server (its issuer URL) on every request:
     /// JWTs checked against its published keys, or with --auth-client-id, any token by
-    /// introspection. Its metadata must be reachable at start.
+    /// introspection. It need not be reachable at start: until it answers, requests are
+    /// answered 503 (with Retry-After), and the reason is logged.
     #[arg(id = "auth_issuer", long = "auth-issuer", value_name = "URL", requires = "auth_audience")]
     pub issuer: Option<String>,
     /// This endpoint's resource identifier, the audience its tokens must name (RFC 8707), as
@@ -101,20 +102,32 @@ pub struct AuthOptions {
 }
 
 impl AuthOptions {
-    /// The resource server these options describe (`None` without --auth-issuer), once the
-    /// issuer's metadata has been read.
-    pub async fn resource_server(&self) -> Result<Option<mcp_auth::ResourceServer>, String> {
+    /// What can be told wrong before anything starts (a usage error, exit 2): an issuer or an
+    /// audience that is not an http(s) URL. (Options given without the ones they need are
+    /// refused by the argument parser.) Whether the issuer answers is not checked here.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(issuer) = &self.issuer {
+            mcp_auth::metadata::authorization_server_metadata_urls(issuer)
+                .map_err(|e| format!("--auth-issuer {issuer:?}: {e}"))?;
+        }
+        if let Some(audience) = &self.audience {
+            mcp_auth::metadata::origin_of(audience).map_err(|e| format!("--auth-audience {audience:?}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The resource server these options describe (`None` without --auth-issuer). Nothing
+    /// is fetched: its verifier reads the issuer's metadata when first needed (see
+    /// [`prepare_auth`]); `Err` for a usage error ([`Self::check`]).
+    pub fn resource_server(&self) -> Result<Option<mcp_auth::ResourceServer>, String> {
+        self.check()?;
         let (Some(issuer), Some(audience)) = (&self.issuer, &self.audience) else { return Ok(None) };
-        let unreachable = |e: mcp_auth::TokenError| format!("authorization server {issuer}: {e}");
         let rs = match (&self.client_id, &self.client_secret) {
-            (Some(id), Some(secret)) => {
-                let verifier = mcp_auth::IntrospectionVerifier::discover(issuer, audience, id, secret);
-                mcp_auth::ResourceServer::new(audience, verifier.await.map_err(unreachable)?)
-            }
-            _ => {
-                let verifier = mcp_auth::JwtVerifier::discover(issuer, audience).await.map_err(unreachable)?;
-                mcp_auth::ResourceServer::new(audience, verifier)
-            }
+            (Some(id), Some(secret)) => mcp_auth::ResourceServer::new(
+                audience,
+                mcp_auth::IntrospectionVerifier::discovering(issuer, audience, id, secret),
+            ),
+            _ => mcp_auth::ResourceServer::new(audience, mcp_auth::JwtVerifier::discovering(issuer, audience)),
         };
         Ok(Some(
             rs.authorization_server(issuer)
@@ -144,12 +157,23 @@ fn seconds(secs: f64) -> std::time::Duration {
     std::time::Duration::try_from_secs_f64(secs).unwrap_or_default()
 }
 
-/// [`http_config`], and the resource server of the authorization options (which reads the
-/// issuer's metadata: the error names what could not be reached).
-pub async fn http_config_with_auth(options: &HttpOptions) -> Result<mcp_http::HttpConfig, String> {
+/// [`http_config`], and the resource server of the authorization options; `Err` for a usage
+/// error (exit 2). The issuer need not be reachable.
+pub fn http_config_with_auth(options: &HttpOptions) -> Result<mcp_http::HttpConfig, String> {
     let mut config = http_config(options);
-    config.auth = options.auth.resource_server().await?;
+    config.auth = options.auth.resource_server()?;
     Ok(config)
+}
+
+/// Has the resource server of `config`, if any, reach its authorization server now, in the
+/// background: if it cannot, the reason is logged (a warning) at start rather than at the
+/// first request, and requests are answered 503 until it answers. Call within a runtime.
+pub fn prepare_auth(config: &mcp_http::HttpConfig) {
+    if let Some(rs) = config.auth.clone() {
+        // A failure is logged by the verifier (once per streak of failures), and tried again
+        // when requests come.
+        tokio::spawn(async move { rs.prepare().await.ok() });
+    }
 }
 
 /// The HTTP settings of `mcp serve --http` and `mcp proxy --http`: loopback names plus
@@ -306,10 +330,14 @@ async fn serve(
                 Ok(l) => l,
                 Err(e) => return fail(format!("cannot listen on {addr}: {e}")),
             };
-            let config = match http_config_with_auth(&options).await {
+            let config = match http_config_with_auth(&options) {
                 Ok(config) => config,
-                Err(e) => return fail(e),
+                Err(e) => {
+                    eprintln!("mcp proxy: {e}");
+                    return ExitCode::from(2);
+                }
             };
+            prepare_auth(&config);
             let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
             eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
             let http = mcp_http::McpHttp::new(server, config);

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use mcp_protocol::message::{ClientNotification, ClientRequest, RoundInput, ServerNotification};
+use mcp_protocol::mismatch::{self, Mismatch};
 use mcp_protocol::types::{
     CallToolParams, CallToolResult, CompleteParams, CompleteResult, DiscoverResult, GetPromptParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedParams,
@@ -170,16 +171,23 @@ impl ClientSession {
         let method = Method::CallTool.as_str();
         let value = match result.structured_content {
             Some(value) => value,
-            None => serde_json::from_str(&text()).map_err(|e| ClientError::decode_json(method, None, e))?,
+            None => serde_json::from_str(&text()).map_err(|e| {
+                let detail = format!("the result of tool {name} has no structuredContent, and its text is not JSON");
+                ClientError::decode_json(method, Some(detail), e)
+            })?,
         };
-        match serde_json::from_value::<T>(value.clone()) {
+        let refused = |e: Mismatch| {
+            let detail = format!("the result of tool {name} does not read as `{}`", short_type_name::<T>());
+            ClientError::decode_json(method, Some(detail), e.into_json_error())
+        };
+        match mismatch::from_value::<T>(value.clone()) {
             Ok(typed) => Ok(typed),
             Err(whole) => match value {
                 Value::Object(mut map) if map.len() == 1 && map.contains_key(WRAPPED_RESULT) => {
                     let inner = map.remove(WRAPPED_RESULT).unwrap_or_default();
-                    serde_json::from_value(inner).map_err(|e| ClientError::decode_json(method, None, e))
+                    mismatch::from_value(inner).map_err(refused)
                 }
-                _ => Err(ClientError::decode_json(method, None, whole)),
+                _ => Err(refused(whole)),
             },
         }
     }
@@ -350,4 +358,43 @@ pub(crate) fn call_params(name: String, arguments: Value) -> Result<CallToolPara
         }
     };
     Ok(CallToolParams { name, arguments, task: None })
+}
+
+/// The name of `T` without its modules' paths: `Vec<Note>` for `alloc::vec::Vec<app::Note>`.
+fn short_type_name<T: ?Sized>() -> String {
+    let mut short = String::new();
+    let mut word = String::new();
+    let mut chars = std::any::type_name::<T>().chars().peekable();
+    while let Some(c) = chars.next() {
+        // `{{closure}}` is a segment too (a type declared in a closure or an async block).
+        if c.is_alphanumeric() || matches!(c, '_' | '{' | '}') {
+            word.push(c);
+        } else if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            word.clear();
+        } else {
+            short.push_str(&word);
+            word.clear();
+            short.push(c);
+        }
+    }
+    short + &word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn type_names_lose_their_paths() {
+        struct Note;
+        assert_eq!(short_type_name::<Note>(), "Note");
+        assert_eq!(short_type_name::<Vec<(Note, String)>>(), "Vec<(Note, String)>");
+        assert_eq!(short_type_name::<Option<u8>>(), "Option<u8>");
+        let in_closure = || {
+            struct Inside;
+            short_type_name::<Inside>()
+        };
+        assert_eq!(in_closure(), "Inside");
+    }
 }

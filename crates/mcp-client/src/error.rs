@@ -3,8 +3,11 @@
 //! A [`ClientError`] says what failed at this layer; the error it failed *because of* (the
 //! JSON decoder's, the operating system's) is kept whole as its
 //! [`source`](std::error::Error::source), never flattened into its text. Its `Display`
-//! therefore leaves the source's text out: to show the whole story, print each error of the
-//! [`source`](std::error::Error::source) chain in turn (joined with `": "`, say).
+//! leaves the source's text out, but for a [`ClientError::Decode`], whose text ends with the
+//! decoder's (in words: `missing field `title``, `expected a string, got 5`), so that what
+//! did not fit is in the message. To show the whole story, print each error of the
+//! [`source`](std::error::Error::source) chain in turn, skipping one whose text the message
+//! ends with already ([`mcp_protocol::error::chain`] does).
 
 use std::time::Duration;
 
@@ -46,8 +49,13 @@ pub enum ClientError {
     /// to a question of the server's cannot be encoded).
     ///
     /// Displayed as `cannot decode the answer to {method}`, then `: {detail}` when there is
-    /// a detail; the decoder's own message is the source's.
-    #[error("cannot decode the answer to {method}{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    /// a detail, then `: {source}` when the decoder refused it: the source's message, which
+    /// says where and what in words (`` `tools[0].name`: expected a string, got 5 ``).
+    #[error(
+        "cannot decode the answer to {method}{}{}",
+        detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
+        source.as_ref().map(|s| format!(": {s}")).unwrap_or_default()
+    )]
     Decode {
         /// The method called.
         method: String,
@@ -219,8 +227,17 @@ impl ClientError {
     }
 
     /// A [`Self::Decode`] the JSON decoder raised, while decoding `what` (the whole answer
-    /// when `None`).
+    /// when `None`). A value of the wrong type is told in words (the source is then a
+    /// `serde_json::Error` of the same category that says so): see
+    /// [`mcp_protocol::mismatch`], whose [`Mismatch::into_json_error`] gives the error with
+    /// where in the value.
+    ///
+    /// [`Mismatch::into_json_error`]: mcp_protocol::mismatch::Mismatch::into_json_error
     pub(crate) fn decode_json(method: &str, what: Option<String>, source: serde_json::Error) -> Self {
+        let source = match source.is_data() {
+            true => mcp_protocol::mismatch::Mismatch::new(None, source).into_json_error(),
+            false => source,
+        };
         Self::Decode { method: method.to_owned(), detail: what, source: Some(source) }
     }
 }
@@ -236,15 +253,24 @@ mod tests {
 
     #[test]
     fn a_decode_failure_keeps_the_decoders_error_as_its_source() {
+        // The decoder's message ends the text, in words; the source says the same.
+        let words = r#"expected an integer from 0 to 4294967295, got "x" at line 1 column 3"#;
         let e = ClientError::decode_json("tools/list", None, json_error());
         assert!(e.is_decode());
-        assert_eq!(e.to_string(), "cannot decode the answer to tools/list", "the source's text is not repeated");
+        assert_eq!(e.to_string(), format!("cannot decode the answer to tools/list: {words}"));
         let source = e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).expect("a serde_json::Error");
-        assert_eq!(source.to_string(), json_error().to_string());
+        assert_eq!(source.to_string(), words);
+        assert!(source.is_data() && (source.line(), source.column()) == (1, 3), "{source:?}");
+        assert_eq!(mcp_protocol::error::chain(&e), e.to_string(), "the source is not told twice");
 
         let e = ClientError::decode_json("tasks/get", Some(r#"input request "k""#.into()), json_error());
-        assert_eq!(e.to_string(), r#"cannot decode the answer to tasks/get: input request "k""#);
+        assert_eq!(e.to_string(), format!(r#"cannot decode the answer to tasks/get: input request "k": {words}"#));
         assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
+
+        // Not JSON at all: serde's account of where, as it is.
+        let syntax = serde_json::from_str::<u32>("x").unwrap_err();
+        let e = ClientError::decode_json("tools/list", None, syntax);
+        assert_eq!(e.to_string(), "cannot decode the answer to tools/list: expected value at line 1 column 1");
 
         // Found by the client itself: the detail is the whole story.
         let e = ClientError::decode("tools/call", "unknown resultType 5");

@@ -71,7 +71,7 @@ impl std::fmt::Debug for ClientSession {
 
 /// Decodes a result, tolerating unknown members.
 pub(crate) fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
-    serde_json::from_value(value).map_err(|e| ClientError::decode_json(method, None, e))
+    mcp_protocol::mismatch::from_value(value).map_err(|e| ClientError::decode_json(method, None, e.into_json_error()))
 }
 
 /// What `resultType` says about a result: `Ok(true)` complete, `Ok(false)` input required.

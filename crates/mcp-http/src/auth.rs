@@ -53,6 +53,10 @@ mod protected {
         if let Some(challenge) = refusal.www_authenticate {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }
+        if let Some(after) = refusal.retry_after {
+            // Whole seconds, at least one (RFC 9110 §10.2.3).
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(after.as_secs().max(1)));
+        }
         response
     }
 

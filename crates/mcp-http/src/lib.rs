@@ -263,7 +263,9 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     };
     let version_header = match headers::value(&headers, &headers::names::PROTOCOL_VERSION) {
         Ok(v) => v,
-        Err(why) => return plain(StatusCode::BAD_REQUEST, &why),
+        // Given twice (or not ASCII): answered as every other checked header is, with a
+        // JSON-RPC `HeaderMismatch` a dual-era client recognizes.
+        Err(why) => return header_mismatch(&incoming, why),
     };
     let legacy_version = version_header.and_then(ProtocolVersion::parse).filter(|v| !v.is_modern());
     let has_session = headers.contains_key(&headers::names::SESSION_ID);
@@ -275,6 +277,17 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     } else {
         legacy::post_streamable(&inner, &headers, incoming, version_header, caller).await
     }
+}
+
+/// The answer to a request whose headers do not hold together: `-32020` (`HeaderMismatch`),
+/// with the request's id when it has one, and its status (400).
+fn header_mismatch(incoming: &Decoded<FromClient>, why: String) -> Response {
+    let id = match incoming {
+        Decoded::Single(Received::Request(r)) => Some(&r.id),
+        _ => None,
+    };
+    let code = mcp_protocol::error::HEADER_MISMATCH;
+    error_response(reply::modern_status(code), id, &ErrorObject::new(code, why))
 }
 
 async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {

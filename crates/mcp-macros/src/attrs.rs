@@ -131,7 +131,8 @@ impl Attrs {
     /// The name (given, or the function's), the title, and the description (given, or the
     /// doc comment), the last two as `Option<&str>` tokens.
     pub(crate) fn described(&self, ident: &syn::Ident, doc: Option<String>) -> Described {
-        let name = self.name.as_ref().map(LitStr::value).unwrap_or_else(|| ident.to_string());
+        let name =
+            self.name.as_ref().map(LitStr::value).unwrap_or_else(|| syn::ext::IdentExt::unraw(ident).to_string());
         let title = option_str(self.title.as_ref().map(LitStr::value).as_deref());
         let description = self.description.as_ref().map(LitStr::value).or(doc);
         Described { name, title, description: option_str(description.as_deref()) }

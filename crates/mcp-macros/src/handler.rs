@@ -1,10 +1,11 @@
-//! What the four macros share: a free function becomes a unit struct of the same name that
-//! still calls like the function (it dereferences to a function pointer), with its handler
-//! generated beside it; and the statements that take each parameter's value.
+//! What the four macros share: a free function stays as it is, and a function named after it
+//! (`add_tool()` for `#[tool] fn add`) returns its definition; and the statements that take
+//! each parameter's value.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::{Attribute, Ident, ItemFn, Type};
+use syn::ext::IdentExt;
+use syn::{Ident, ItemFn, Type};
 
 use crate::signature::{Param, ParamKind};
 
@@ -47,65 +48,45 @@ pub(crate) fn arguments(params: &[Param]) -> Vec<(&str, &Type, Option<&str>, boo
         .collect()
 }
 
-/// A free function turned into a handler: the unit struct standing for it, the function
-/// itself under a hidden name, and whatever `impls` implement for the struct.
-pub(crate) struct Callable {
-    /// The function, renamed `__mcp_body`, its parameters' doc comments taken off.
-    pub(crate) body: ItemFn,
-    /// The doc comments of the function (they go on the struct).
-    pub(crate) docs: Vec<Attribute>,
-}
+/// What a macro makes of a free function: the function itself, unchanged but for its
+/// parameters' doc comments (taken off already), and beside it a function named after it
+/// (`add_tool()` for `#[tool] fn add`) that returns its definition (`def`, of type `ty`).
+///
+/// The function's own name stays a plain function: `add(1.0, 2.0)` calls it, and a local
+/// `let add = ...` in the same module is a new binding, as with any function. (A unit struct
+/// of that name, the older design, made such a `let` a pattern of the struct.)
+pub(crate) fn expand(function: &ItemFn, kind: &str, ty: TokenStream, def: TokenStream) -> TokenStream {
+    let ident = &function.sig.ident;
+    let name = definition_name(ident, kind);
+    let vis = &function.vis;
+    // A `#[cfg]` after the macro's attribute stays on the function: the definition follows it.
+    let cfgs = function.attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    let doc = format!(
+        " The {kind} `{}` as a `{}Def` (what `#[{kind}]` makes of it), to register: `.{kind}({name}())`.",
+        ident.unraw(),
+        capitalize(kind),
+    );
+    quote! {
+        #function
 
-impl Callable {
-    /// Splits `function` (whose parameters' docs are taken off already) into the struct's
-    /// docs and the renamed body.
-    pub(crate) fn new(mut function: ItemFn) -> Self {
-        let (docs, attrs): (Vec<Attribute>, Vec<Attribute>) =
-            function.attrs.drain(..).partition(|a| a.path().is_ident("doc"));
-        function.attrs = attrs;
-        Self { body: function, docs }
-    }
-
-    /// The code: the struct, its `Deref` to a function pointer, the body and `impls`.
-    pub(crate) fn expand(mut self, params: &[Param], impls: TokenStream, glue: &TokenStream) -> TokenStream {
-        let ident = self.body.sig.ident.clone();
-        let vis = self.body.vis.clone();
-        let docs = &self.docs;
-        self.body.sig.ident = Ident::new("__mcp_body", Span::call_site());
-        self.body.vis = syn::Visibility::Inherited;
-        let body = &self.body;
-        let types: Vec<&Type> = params.iter().map(|p| &p.ty).collect();
-        let output = crate::signature::output(&self.body.sig);
-        let vars: Vec<Ident> = (0..params.len()).map(|i| format_ident!("__p{i}")).collect();
-        let (target, pointer) = match self.body.sig.asyncness {
-            Some(_) => (
-                quote!(fn(#(#types),*) -> #glue::BoxFuture<'static, #output>),
-                quote!(|#(#vars),*| ::std::boxed::Box::pin(__mcp_body(#(#vars),*))),
-            ),
-            None => (quote!(fn(#(#types),*) -> #output), quote!(__mcp_body)),
-        };
-        quote! {
-            #(#docs)*
-            #[allow(non_camel_case_types)]
-            #[derive(Clone, Copy, Debug)]
-            #vis struct #ident;
-
-            const _: () = {
-                #body
-
-                // The struct calls like the function: a call goes through this pointer.
-                impl ::core::ops::Deref for #ident {
-                    type Target = #target;
-                    fn deref(&self) -> &Self::Target {
-                        const POINTER: #target = #pointer;
-                        &POINTER
-                    }
-                }
-
-                #impls
-            };
+        #(#cfgs)*
+        #[doc = #doc]
+        #vis fn #name() -> #ty {
+            #def
         }
     }
+}
+
+/// The name of the function that returns the definition of `ident`: `{ident}_{kind}`, at the
+/// span of `ident` (so that a diagnostic about it points at the function).
+pub(crate) fn definition_name(ident: &Ident, kind: &str) -> Ident {
+    format_ident!("{}_{kind}", ident.unraw(), span = ident.span())
+}
+
+/// `tool` -> `Tool`.
+pub(crate) fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
 }
 
 /// `.await` when the handler is async.

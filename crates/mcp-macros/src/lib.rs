@@ -5,8 +5,8 @@
 //!
 //! - [`attrs`]: the macros' own arguments.
 //! - [`signature`]: a handler's parameters (arguments or extractors) and docs.
-//! - [`handler`]: the code common to the four macros: the callable unit struct and the
-//!   handler closure.
+//! - [`handler`]: the code common to the four macros: the function that returns a free
+//!   function's definition (`add_tool()` for `#[tool] fn add`), the parameters' bindings.
 //! - [`tool`], [`resource`], [`prompt`]: one file per macro.
 
 mod attrs;

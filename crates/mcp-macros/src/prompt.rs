@@ -6,7 +6,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::attrs::{option_str, Allowed, Attrs, Described};
-use crate::handler::{arguments, await_if, bindings, Callable, Source};
+use crate::handler::{self, arguments, await_if, bindings, Source};
 use crate::signature;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -17,11 +17,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         return Err(syn::Error::new_spanned(&function.sig, "#[prompt] goes on a free function"));
     }
     let glue = attrs.glue();
-    let callable = Callable::new(function);
-    let sig = &callable.body.sig;
+    let sig = &function.sig;
     let ident = &sig.ident;
     let output = signature::output(sig);
-    let Described { name, title, description } = attrs.described(ident, signature::doc(&callable.docs));
+    let Described { name, title, description } = attrs.described(ident, signature::doc(&function.attrs));
     let prompt_args = arguments(&params.params).into_iter().map(|(name, ty, doc, required)| {
         let doc = option_str(doc);
         // The type is checked here so that an unreadable one is reported on its parameter.
@@ -34,20 +33,16 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let (bind, vars) = bindings(&params.params, Source::Text, &glue);
     let wait = await_if(sig.asyncness.is_some());
     let scopes = attrs.with_scopes();
-    let impls = quote! {
-        impl #glue::IntoPromptDef for #ident {
-            fn into_prompt_def(self) -> #glue::PromptDef {
-                #glue::PromptDef::new(
-                    #glue::prompt(#name, #title, #description, ::std::vec![#(#prompt_args),*]),
-                    move |__args: ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
-                          __ctx: #glue::Context| async move {
-                        #bind
-                        let __out: #output = __mcp_body(#(#vars),*)#wait;
-                        #glue::IntoPromptResult::into_prompt_result(__out, #description)
-                    },
-                ) #scopes
-            }
-        }
+    let def = quote! {
+        #glue::PromptDef::new(
+            #glue::prompt(#name, #title, #description, ::std::vec![#(#prompt_args),*]),
+            move |__args: ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+                  __ctx: #glue::Context| async move {
+                #bind
+                let __out: #output = #ident(#(#vars),*)#wait;
+                #glue::IntoPromptResult::into_prompt_result(__out, #description)
+            },
+        ) #scopes
     };
-    Ok(callable.expand(&params.params, impls, &glue))
+    Ok(handler::expand(&function, "prompt", quote!(#glue::PromptDef), def))
 }

@@ -7,7 +7,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::attrs::{option_str, Allowed, Attrs, Described};
-use crate::handler::{arguments, await_if, bindings, Callable, Source};
+use crate::handler::{self, arguments, await_if, bindings, Source};
 use crate::signature;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -42,17 +42,16 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         }
     }
     let glue = attrs.glue();
-    let callable = Callable::new(function);
-    let sig = &callable.body.sig;
+    let sig = &function.sig;
     let ident = &sig.ident;
     let output = signature::output(sig);
-    let Described { name, title, description } = attrs.described(ident, signature::doc(&callable.docs));
+    let Described { name, title, description } = attrs.described(ident, signature::doc(&function.attrs));
     let mime = option_str(attrs.mime_type.as_ref().map(|m| m.value()).as_deref());
     let (bind, vars) = bindings(&params.params, Source::Text, &glue);
     let wait = await_if(sig.asyncness.is_some());
     let run = quote! {
         #bind
-        let __out: #output = __mcp_body(#(#vars),*)#wait;
+        let __out: #output = #ident(#(#vars),*)#wait;
         #glue::IntoReadResult::into_read_result(__out, &__uri, #mime)
     };
     let def = match variables.is_empty() {
@@ -72,14 +71,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         },
     };
     let scopes = attrs.with_scopes();
-    let impls = quote! {
-        impl #glue::IntoResourceDef for #ident {
-            fn into_resource_def(self) -> #glue::ResourceDef {
-                #def #scopes
-            }
-        }
-    };
-    Ok(callable.expand(&params.params, impls, &glue))
+    Ok(handler::expand(&function, "resource", quote!(#glue::ResourceDef), quote!(#def #scopes)))
 }
 
 /// The variable names of an RFC 6570 URI template, in order.

@@ -3,10 +3,11 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::ext::IdentExt;
 use syn::{ImplItem, ItemFn, ItemImpl, Type};
 
 use crate::attrs::{option_str, Allowed, Attrs};
-use crate::handler::{arguments, await_if, bindings, Callable, Source};
+use crate::handler::{self, arguments, await_if, bindings, capitalize, Source};
 use crate::signature::{self, Params};
 
 const ALLOWED: Allowed = Allowed { uri: false, mime_type: false, tool_keys: true };
@@ -20,21 +21,13 @@ pub(crate) fn free(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
         return Err(syn::Error::new_spanned(&function.sig, "a method marked #[tool] needs #[tools] on its impl block"));
     }
     let glue = attrs.glue();
-    let callable = Callable::new(function);
-    let sig = &callable.body.sig;
-    let output = signature::output(sig);
-    let doc = signature::doc(&callable.docs);
-    let call = quote!(__mcp_body);
-    let def = definition(&attrs, &sig.ident.to_string(), doc, &params, &output, call, sig.asyncness.is_some(), &glue);
-    let ident = &sig.ident;
-    let impls = quote! {
-        impl #glue::IntoToolDef for #ident {
-            fn into_tool_def(self) -> #glue::ToolDef {
-                #def
-            }
-        }
-    };
-    Ok(callable.expand(&params.params, impls, &glue))
+    let output = signature::output(&function.sig);
+    let doc = signature::doc(&function.attrs);
+    let ident = &function.sig.ident;
+    let call = quote!(#ident);
+    let name = ident.unraw().to_string();
+    let def = definition(&attrs, &name, doc, &params, &output, call, function.sig.asyncness.is_some(), &glue);
+    Ok(handler::expand(&function, "tool", quote!(#glue::ToolDef), def))
 }
 
 /// `#[tools]` on an impl block: its `#[tool]` methods (taking `&self`, or nothing) become the
@@ -71,7 +64,7 @@ pub(crate) fn set(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStre
             false => quote!(<#self_ty>::#ident),
         };
         let is_async = method.sig.asyncness.is_some();
-        let def = definition(&attrs, &ident.to_string(), doc, &params, &output, call, is_async, &glue);
+        let def = definition(&attrs, &ident.unraw().to_string(), doc, &params, &output, call, is_async, &glue);
         let this = params.receiver.then(|| quote!(let __this = ::std::sync::Arc::clone(&self);));
         defs.push(quote!({
             #this
@@ -159,9 +152,4 @@ fn definition(
             }
         }) #scopes
     }}
-}
-
-fn capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
 }

@@ -86,14 +86,53 @@ impl std::error::Error for ErrorObject {}
 
 /// An error's message followed by its causes' (`a: b: c`), for where only text goes: a
 /// command-line message, a JSON-RPC error's message. (Errors here keep their causes as
-/// sources, out of their own messages.)
+/// sources, out of their own messages; a cause whose text the message ends with already, as
+/// a client's decoding error tells its decoder's, is not repeated.)
 pub fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let told = cause.to_string();
+        if !text.ends_with(&format!(": {told}")) {
+            text.push_str(": ");
+            text.push_str(&told);
+        }
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain;
+    use std::fmt;
+
+    #[derive(Debug)]
+    struct Outer {
+        tells_cause: bool,
+        cause: std::io::Error,
+    }
+
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self.tells_cause {
+                true => write!(f, "cannot read: {}", self.cause),
+                false => f.write_str("cannot read"),
+            }
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.cause)
+        }
+    }
+
+    #[test]
+    fn causes_follow_the_message_once() {
+        let quiet = Outer { tells_cause: false, cause: std::io::Error::other("disk full") };
+        assert_eq!(chain(&quiet), "cannot read: disk full");
+        let telling = Outer { tells_cause: true, cause: std::io::Error::other("disk full") };
+        assert_eq!(chain(&telling), "cannot read: disk full", "a cause the message tells is not repeated");
+    }
 }

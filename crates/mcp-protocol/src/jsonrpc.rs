@@ -261,6 +261,40 @@ fn classify_raw(raw: &RawValue) -> Result<RawMessage<'_>, InvalidMessage> {
     }
 }
 
+/// The deepest a batch may nest arrays and objects (the batch itself counted): as deep as
+/// serde_json reads a value. A batch nested deeper is refused whole, as an invalid request,
+/// not element by element.
+pub const MAX_BATCH_DEPTH: usize = 128;
+
+/// Whether `text` nests arrays and objects deeper than `limit` (what strings hold is not
+/// counted). A scan, not a validation.
+fn nests_deeper_than(text: &str, limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Reads one frame (one line on stdio, one HTTP body), leaving params unread.
 pub fn decode_raw(text: &str) -> Result<RawIncoming<'_>, DecodeError> {
     let trimmed = text.trim_start();
@@ -272,6 +306,12 @@ pub fn decode_raw(text: &str) -> Result<RawIncoming<'_>, DecodeError> {
         };
     }
     if trimmed.starts_with('[') {
+        // Elements are kept unread, which serde_json does at any depth: a body of 100,000
+        // nested arrays would be a batch of one invalid element rather than an invalid body.
+        if nests_deeper_than(trimmed, MAX_BATCH_DEPTH) {
+            let why = format_args!("the batch nests deeper than {MAX_BATCH_DEPTH} levels");
+            return Err(DecodeError::Invalid(invalid(None, why)));
+        }
         let items = serde_json::from_str::<Vec<&RawValue>>(text)
             .map_err(|e| DecodeError::Parse(ErrorObject::parse_error(e)))?;
         if items.is_empty() {
@@ -413,6 +453,25 @@ mod tests {
         };
         assert!(items[0].is_ok());
         assert!(items[1].is_err());
+    }
+
+    #[test]
+    fn a_batch_nested_too_deep_is_invalid_whole() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(invalid_code(&deep(100_000)), (INVALID_REQUEST, None));
+        assert_eq!(invalid_code(&deep(MAX_BATCH_DEPTH + 1)).0, INVALID_REQUEST);
+        // As deep as allowed: a batch of one invalid element, as JSON-RPC has it.
+        assert!(
+            matches!(decode_raw(&deep(MAX_BATCH_DEPTH)), Ok(RawIncoming::Batch(b)) if b.len() == 1 && b[0].is_err())
+        );
+        // Brackets in strings are not nesting.
+        let text = format!(
+            r#"[{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"s":"{}\"{}"}}}}]"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(matches!(decode_raw(&text), Ok(RawIncoming::Batch(b)) if b[0].is_ok()), "{text}");
+        assert!(nests_deeper_than(&deep(3), 2) && !nests_deeper_than(&deep(3), 3));
     }
 
     #[test]

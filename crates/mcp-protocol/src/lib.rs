@@ -11,6 +11,7 @@
 //! - [`engine`]: sans-IO protocol machinery (correlation, progress, cursors).
 //! - [`uri_template`]: RFC 6570 URI templates, expanded and matched.
 //! - [`principal`]: who a request comes from, as its transport's authorization established it.
+//! - [`mismatch`]: why a JSON value does not read as a Rust type, in words.
 #![deny(missing_docs)]
 // Decode errors are the cold path and carry a whole JSON-RPC error object by design.
 #![allow(clippy::result_large_err)]
@@ -24,6 +25,7 @@ pub mod json;
 pub mod jsonrpc;
 pub mod message;
 pub mod method;
+pub mod mismatch;
 pub mod namespace;
 pub mod principal;
 pub mod revision;

@@ -43,9 +43,16 @@ impl HandlerError {
         Self::Tool(message.into())
     }
 
-    /// An invalid-params protocol error.
+    /// An invalid-params protocol error: JSON-RPC `-32602`, "Invalid params: {message}",
+    /// whatever the handler (for a tool too: an error response, not a result the model sees).
     pub fn invalid_params(message: impl std::fmt::Display) -> Self {
         Self::Protocol(ErrorObject::invalid_params(message))
+    }
+
+    /// The resource `uri` does not exist: `-32002` before 2026-07-28, `-32602` from then on,
+    /// with `data: {"uri": uri}`, as for a resource handler that returns `None`.
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        Self::ResourceNotFound(uri.into())
     }
 }
 

@@ -24,7 +24,7 @@ fn hello(
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args().nth(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
-    let server = Server::builder("axum-app", "1.0").tool(hello).build();
+    let server = Server::builder("axum-app", "1.0").tool(hello_tool()).build();
     let mcp = McpHttp::new(server, HttpConfig::default());
     // The application's own routes, and the MCP endpoints merged in.
     let app = Router::new()

@@ -78,11 +78,11 @@ async fn main() {
     let notes = Arc::new(Notes::default());
     let server = Server::builder("demo", "1.0")
         .state(notes.clone())
-        .tool(add)
-        .tool(weather)
+        .tool(add_tool())
+        .tool(weather_tool())
         .tools(notes)
-        .resource(note)
-        .prompt(review)
+        .resource(note_resource())
+        .prompt(review_prompt())
         .build();
     let _ = server.serve_stdio().await;
 }

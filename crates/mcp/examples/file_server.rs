@@ -41,5 +41,5 @@ async fn list_dir(
 
 #[tokio::main]
 async fn main() {
-    Server::builder("files", "1.0").tool(read_file).tool(list_dir).build().serve_stdio().await;
+    Server::builder("files", "1.0").tool(read_file_tool()).tool(list_dir_tool()).build().serve_stdio().await;
 }

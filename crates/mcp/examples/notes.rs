@@ -87,9 +87,9 @@ async fn main() {
     let server = Server::builder("notes", "1.0")
         .state(notes.clone())
         .tools(notes)
-        .resource(note)
-        .resource(all_notes)
-        .prompt(summarize)
+        .resource(note_resource())
+        .resource(all_notes_resource())
+        .prompt(summarize_prompt())
         .build();
     server.serve_stdio().await;
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mcp::protocol::Method;
 use mcp::server::TaskConfig;
-use mcp::{prompt, resource, tool, IntoPromptDef, McpRequest, Server};
+use mcp::{prompt, resource, tool, McpRequest, Server};
 use tower::util::MapRequestLayer;
 
 /// Divides two integers (integer division by zero panics).
@@ -48,8 +48,7 @@ fn broken_prompt(
 async fn main() {
     // The panics are logged (at `error` level): on stderr, which stdio leaves to the log.
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
-    let completing =
-        broken_prompt.into_prompt_def().complete_with("topic", |_, _, _| async { panic!("no completions") });
+    let completing = broken_prompt_prompt().complete_with("topic", |_, _, _| async { panic!("no completions") });
     // A middleware layer with a bug: it looks up the tool of every call, and takes for
     // granted that it exists (a call of an unknown tool panics here).
     let audit = MapRequestLayer::new(|request: McpRequest| {
@@ -61,9 +60,9 @@ async fn main() {
         request
     });
     let server = Server::builder("panics", "1.0")
-        .tool(divide)
-        .tool(panic_later)
-        .resource(broken_resource)
+        .tool(divide_tool())
+        .tool(panic_later_tool())
+        .resource(broken_resource_resource())
         .prompt(completing)
         .tasks(TaskConfig::default())
         .layer(audit)

@@ -88,8 +88,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .scopes_supported(["mcp", "notes:read", "notes:write"])
         .required_scopes(["mcp"])
         .resource_name("Notes");
-    let server =
-        Server::builder("notes", "1.0").tool(whoami).tools(Notes::default()).resource(about).prompt(summarise).build();
+    let server = Server::builder("notes", "1.0")
+        .tool(whoami_tool())
+        .tools(Notes::default())
+        .resource(about_resource())
+        .prompt(summarise_prompt())
+        .build();
     let config = HttpConfig { auth: Some(auth), ..HttpConfig::default() };
     eprintln!("serving on {resource}");
     McpHttp::new(server, config).serve(listener).await?;

@@ -38,9 +38,9 @@
 //! # async fn run() {
 //! let server = Server::builder("demo", "1.0")
 //!     .state(Arc::new(Mutex::new(vec!["first".to_owned()])))
-//!     .tool(add)
-//!     .resource(note)
-//!     .prompt(review)
+//!     .tool(add_tool())
+//!     .resource(note_resource())
+//!     .prompt(review_prompt())
 //!     .build();
 //! server.serve_stdio().await;
 //! # }
@@ -63,17 +63,25 @@
 //!   Arguments: `name`, `title`, `description`, `mime_type`.
 //! - **`#[prompt]`**: each argument is a prompt argument, read from its text likewise.
 //!
-//! The function stays callable as it was (`add(1.0, 2.0).await` in a unit test): the macro
-//! makes its name a unit struct that dereferences to the function, async functions
-//! returning a boxed future. One consequence: where the tool is in scope, `let add = ...`
-//! is read as a pattern of that unit struct and does not compile (name the variable
-//! otherwise); the compiler says so ("interpreted as a unit struct, not a new binding").
+//! The function stays as it was written, callable (`add(1.0, 2.0).await` in a unit test),
+//! its name a function like any other (a `let add = ...` beside it is a new variable). The
+//! macro adds a function beside it, named after it and the macro, that returns its
+//! definition: `add_tool()` for `#[tool] fn add`, `note_resource()` for `#[resource] fn
+//! note`, `review_prompt()` for `#[prompt] fn review`, with the function's visibility. That
+//! is what is registered (`.tool(add_tool())`), after any change
+//! (`note_resource().with_completions("id", ["1", "2"])`).
 //!
 //! What a handler may return, and what it becomes, is in [`server::authoring::output`]:
 //! text, numbers, [`Json<T>`] (`structuredContent` with an `outputSchema` from `T`),
 //! content blocks, full results, `Option` (for resources: not found), and `Result<T, E>`
-//! where an `Err` is a tool execution error carrying `E`'s message ([`ToolError`],
-//! `anyhow::Error`, any `Display`).
+//! (`E` a [`ToolError`], `anyhow::Error`, any `Display`). What an `Err` becomes depends on
+//! the handler: for a tool, a tool execution error (`isError: true`) carrying `E`'s
+//! message, which the model sees; for a resource, a prompt or a completion, the JSON-RPC
+//! error `-32603` (Internal error). A [`HandlerError`] keeps its meaning wherever it is
+//! returned: [`HandlerError::invalid_params`] is `-32602`,
+//! [`HandlerError::resource_not_found`] the revision's "resource not found" (`-32002`, or
+//! `-32602` from 2026-07-28). The handlers guide (`docs/HANDLERS.md`) has the whole table,
+//! with examples, and [`Context::progress`].
 //!
 //! ## Validation
 //!
@@ -83,7 +91,7 @@
 //! from `2025-11-25` on, `-32602` before. Structured results are checked against the
 //! output schema before they are sent; a result that breaks it is replaced by a tool error
 //! and logged. Prompt arguments and template variables that do not read as their types are
-//! `-32602`.
+//! `-32602`, saying why in words (`` argument `id`: expected an unsigned integer, got "abc" ``).
 //!
 //! # Features
 //!
@@ -95,11 +103,11 @@
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
 //! | `gateway` | [`Gateway`]: several servers behind one, each under a prefix; the bridge ([`bridge`]) | yes |
-//! | `auth` | OAuth ([`auth`]) | no |
+//! | `auth` | OAuth ([`auth`]): the client, and with `http` the protected resource | yes |
 //! | `opentelemetry` | trace context in `_meta`: the server's tracing layer continues the caller's trace, the client sends its span's (tracing-opentelemetry) | no |
 //!
-//! A stdio server needs only `default-features = false, features = ["server", "macros"]`:
-//! no HTTP stack, no TLS.
+//! `default` turns on every feature but `opentelemetry`. A stdio server needs only
+//! `default-features = false, features = ["server", "macros"]`: no HTTP stack, no TLS.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
@@ -119,6 +127,11 @@ pub use mcp_server::{
     McpRequest, McpResponse, Principal, PromptDef, ResourceDef, Roots, RootsError, Scopes, Server, ServerBuilder,
     ServerConfig, State, ToolDef, ToolError, ToolSet,
 };
+
+/// Why [`Context::progress`] sent nothing: the client did not ask for progress on this
+/// request, the value did not increase (or is not finite), or the request was answered.
+#[cfg(feature = "server")]
+pub use mcp_protocol::engine::progress::ProgressError;
 
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool, tools};
@@ -143,11 +156,16 @@ pub use mcp_bridge::Gateway;
 mod testing;
 
 /// The README's examples, compiled as doctests.
-#[cfg(all(doctest, feature = "macros"))]
+#[cfg(all(doctest, feature = "macros", feature = "http"))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeExamples;
 #[cfg(all(feature = "server", feature = "client"))]
 pub use testing::TestClient;
+
+/// The handlers guide's examples (errors, progress), run as doctests.
+#[cfg(all(doctest, feature = "macros", feature = "client"))]
+#[doc = include_str!("../../../docs/HANDLERS.md")]
+pub struct HandlersExamples;
 
 /// The middleware guide's examples, compiled as doctests.
 #[cfg(all(doctest, feature = "server", feature = "gateway"))]

@@ -16,7 +16,7 @@ use mcp_server::Server;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), mcp::ClientError> {
-/// let server = Server::builder("test", "1.0").tool(hello).build();
+/// let server = Server::builder("test", "1.0").tool(hello_tool()).build();
 /// let client = server.test_client().await?;
 /// let result = client.call_tool("hello", serde_json::json!({"name": "Ada"})).await?;
 /// assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));

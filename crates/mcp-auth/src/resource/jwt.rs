@@ -1,7 +1,7 @@
 //! JWT access tokens (RFC 9068) checked against the issuer's published keys.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex as AsyncMutex;
 
+use super::availability::Availability;
 use super::claims;
 use super::clock::Clock;
 use super::fetch::{self, Fetcher};
@@ -43,6 +44,13 @@ const ACCESS_TOKEN_TYPES: &[&str] = &["at+jwt", "application/at+jwt"];
 /// expiry and not-before with a small leeway. A token verified is remembered (by its hash)
 /// for [`Self::remember_for`], never past its expiry: the requests that follow cost no
 /// signature check.
+///
+/// Made with [`Self::discovering`], it reads the issuer's metadata when first needed: it can
+/// be made while the authorization server cannot be reached yet (requests that need it are
+/// then refused as [`TokenError::Unavailable`], answered `503`), and serves once it answers.
+/// A failure to reach the authorization server is tried again after
+/// [`RETRY_AFTER`](super::RETRY_AFTER) at the soonest (the requests in between are refused at
+/// once), and logged once per streak of failures.
 #[derive(Clone)]
 pub struct JwtVerifier {
     inner: Arc<Inner>,
@@ -51,13 +59,16 @@ pub struct JwtVerifier {
 struct Inner {
     issuer: String,
     audience: String,
-    jwks_uri: String,
+    /// Set at once by [`JwtVerifier::new`], or read from the issuer's metadata when first
+    /// needed.
+    jwks_uri: OnceLock<String>,
     leeway: u64,
     refetch_interval: u64,
     remember_for: u64,
     require_type: bool,
     clock: Clock,
     fetcher: Fetcher,
+    availability: Availability,
     keys: Mutex<Option<Arc<JwkSet>>>,
     remembered: Remembered,
     /// When the keys were last fetched (clock seconds), held while fetching so that one
@@ -69,26 +80,30 @@ impl JwtVerifier {
     /// Tokens of `issuer`, signed by the keys at `jwks_uri`, for the resource `audience`
     /// (this server's canonical URL, as clients ask for it with `resource=`).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>, jwks_uri: impl Into<String>) -> Self {
-        Self::build(issuer.into(), audience.into(), jwks_uri.into(), Fetcher::default())
+        Self::build(issuer.into(), audience.into(), OnceLock::from(jwks_uri.into()))
+    }
+
+    /// Tokens of `issuer` for the resource `audience`, the issuer's `jwks_uri` read from its
+    /// metadata (RFC 8414, then OpenID Connect Discovery, which must name the same issuer)
+    /// when first needed, not now: nothing is fetched until a token comes (or
+    /// [`TokenVerifier::prepare`]).
+    pub fn discovering(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        Self::build(issuer.into(), audience.into(), OnceLock::new())
     }
 
     /// Finds the issuer's `jwks_uri` in its metadata (RFC 8414, then OpenID Connect
-    /// Discovery), checking that the metadata names the same issuer.
+    /// Discovery), checking that the metadata names the same issuer, and fetches its keys:
+    /// `Err` if it cannot. ([`Self::discovering`] waits for the first token instead.)
     pub async fn discover(issuer: impl Into<String>, audience: impl Into<String>) -> Result<Self, TokenError> {
-        let issuer = issuer.into();
-        let fetcher = Fetcher::default();
-        let metadata = fetch::issuer_metadata(&fetcher, &issuer).await?;
-        let jwks_uri = metadata
-            .get("jwks_uri")
-            .and_then(Value::as_str)
-            .ok_or_else(|| TokenError::Unavailable(format!("the metadata of {issuer} has no jwks_uri")))?
-            .to_owned();
-        Ok(Self::build(issuer, audience.into(), jwks_uri, fetcher))
+        let verifier = Self::discovering(issuer, audience);
+        verifier.refetch(false).await?;
+        Ok(verifier)
     }
 
-    fn build(issuer: String, audience: String, jwks_uri: String, fetcher: Fetcher) -> Self {
+    fn build(issuer: String, audience: String, jwks_uri: OnceLock<String>) -> Self {
         Self {
             inner: Arc::new(Inner {
+                availability: Availability::new(issuer.clone()),
                 issuer,
                 audience,
                 jwks_uri,
@@ -97,7 +112,7 @@ impl JwtVerifier {
                 remember_for: 60,
                 require_type: true,
                 clock: Clock::system(),
-                fetcher,
+                fetcher: Fetcher::default(),
                 keys: Mutex::new(None),
                 remembered: Remembered::default(),
                 fetched: AsyncMutex::new(None),
@@ -214,21 +229,42 @@ impl JwtVerifier {
     }
 
     /// Fetches the keys, unless another request just did (then its keys), or unless they
-    /// were fetched less than the refetch interval ago (then the keys held).
+    /// were fetched less than the refetch interval ago (then the keys held), or unless the
+    /// authorization server could not be reached a moment ago (then that failure). Reads the
+    /// issuer's metadata first when the `jwks_uri` is not known yet.
     async fn refetch(&self, had_keys: bool) -> Result<Arc<JwkSet>, TokenError> {
         let inner = &self.inner;
         let mut fetched = inner.fetched.lock().await;
         let now = inner.clock.now();
-        if let (true, Some(at), Some(keys)) = (had_keys, *fetched, inner.keys.lock().clone()) {
-            if now < at.saturating_add(inner.refetch_interval) {
-                return Ok(keys);
-            }
+        let held = inner.keys.lock().clone();
+        match (had_keys, *fetched, held) {
+            (true, Some(at), Some(keys)) if now < at.saturating_add(inner.refetch_interval) => return Ok(keys),
+            // Fetched by the request this one waited on.
+            (false, Some(_), Some(keys)) => return Ok(keys),
+            _ => {}
         }
-        let keys: JwkSet = inner.fetcher.get_json(&inner.jwks_uri).await?;
+        inner.availability.check()?;
+        let keys: JwkSet = inner.availability.note(self.fetch_keys().await)?;
         let keys = Arc::new(keys);
         *inner.keys.lock() = Some(keys.clone());
         *fetched = Some(now);
         Ok(keys)
+    }
+
+    /// The issuer's keys, its metadata read first if need be.
+    async fn fetch_keys(&self) -> Result<JwkSet, TokenError> {
+        let inner = &self.inner;
+        let jwks_uri = match inner.jwks_uri.get() {
+            Some(uri) => uri,
+            None => {
+                let metadata = fetch::issuer_metadata(&inner.fetcher, &inner.issuer).await?;
+                let uri = metadata.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| {
+                    TokenError::Unavailable(format!("the metadata of {} has no jwks_uri", inner.issuer))
+                })?;
+                inner.jwks_uri.get_or_init(|| uri.to_owned())
+            }
+        };
+        inner.fetcher.get_json(jwks_uri).await
     }
 }
 
@@ -263,6 +299,17 @@ impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         Box::pin(self.verify_token(token))
     }
+
+    /// Reads the issuer's metadata (if not done yet) and fetches its keys (if none are held).
+    fn prepare(&self) -> BoxFuture<'_, Result<(), TokenError>> {
+        Box::pin(async move {
+            let held = self.inner.keys.lock().is_some();
+            if !held {
+                self.refetch(false).await?;
+            }
+            Ok(())
+        })
+    }
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -270,7 +317,7 @@ impl std::fmt::Debug for JwtVerifier {
         f.debug_struct("JwtVerifier")
             .field("issuer", &self.inner.issuer)
             .field("audience", &self.inner.audience)
-            .field("jwks_uri", &self.inner.jwks_uri)
+            .field("jwks_uri", &self.inner.jwks_uri.get())
             .finish_non_exhaustive()
     }
 }

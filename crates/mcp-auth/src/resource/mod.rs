@@ -12,12 +12,16 @@
 //!   `error="invalid_token"`;
 //! - a token without a scope what the request names needs: `403` with
 //!   `error="insufficient_scope"` and the scopes needed, so that the client can step up;
-//! - the authorization server unreachable (keys, introspection): `503`.
+//! - the authorization server unreachable (metadata, keys, introspection): `503` with
+//!   `Retry-After` ([`RETRY_AFTER`]). A verifier made with `discovering` reads the issuer's
+//!   metadata when first needed, so that a server can start before its authorization server
+//!   answers, and serve once it does.
 //!
 //! Verifiers: [`JwtVerifier`] (JWT access tokens against the issuer's JWKS), and
 //! [`IntrospectionVerifier`] (opaque tokens, RFC 7662). The token itself is never passed on:
 //! a server that calls other services uses credentials of its own.
 
+mod availability;
 mod claims;
 mod clock;
 mod fetch;
@@ -27,11 +31,13 @@ mod remembered;
 mod verifier;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use mcp_protocol::Principal;
 
+pub use availability::RETRY_AFTER;
 pub use clock::Clock;
 pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
@@ -87,6 +93,8 @@ pub struct Refusal {
     pub status: StatusCode,
     /// The `WWW-Authenticate` header (none for `503`).
     pub www_authenticate: Option<HeaderValue>,
+    /// How long the client should wait before it tries again (`Retry-After`; `503` only).
+    pub retry_after: Option<Duration>,
     /// A short text for the body.
     pub message: String,
 }
@@ -175,6 +183,13 @@ impl ResourceServer {
         }
     }
 
+    /// Has the verifier reach now what it will need (the issuer's metadata, its keys):
+    /// `Err` if the authorization server does not answer. The resource server serves either
+    /// way (see [`TokenVerifier::prepare`]); a server calls this at start to say so early.
+    pub async fn prepare(&self) -> Result<(), TokenError> {
+        self.inner.verifier.prepare().await
+    }
+
     /// The principal of a request with these headers, or why it is refused.
     pub async fn authorize(&self, headers: &HeaderMap) -> Result<Principal, Rejection> {
         let token = bearer_token(headers)?;
@@ -214,6 +229,7 @@ impl ResourceServer {
                 return Refusal {
                     status: StatusCode::SERVICE_UNAVAILABLE,
                     www_authenticate: None,
+                    retry_after: Some(RETRY_AFTER),
                     message: "the authorization server cannot be reached to check the access token; try again later"
                         .into(),
                 }
@@ -230,7 +246,7 @@ impl ResourceServer {
             params.insert(1, ("error_description", message.clone()));
         }
         let value = challenge(&params);
-        Refusal { status, www_authenticate: HeaderValue::from_str(&value).ok(), message }
+        Refusal { status, www_authenticate: HeaderValue::from_str(&value).ok(), retry_after: None, message }
     }
 }
 
@@ -345,6 +361,8 @@ mod tests {
         assert!(r.www_authenticate.unwrap().to_str().unwrap().starts_with("Bearer error=\"invalid_token\""));
         let r = rs.refusal(&Rejection::Token(TokenError::Unavailable("down".into())));
         assert_eq!((r.status, r.www_authenticate), (StatusCode::SERVICE_UNAVAILABLE, None));
+        assert_eq!(r.retry_after, Some(RETRY_AFTER));
+        assert_eq!(rs.refusal(&Rejection::Missing).retry_after, None);
         let metadata = serde_json::to_value(rs.metadata()).unwrap();
         assert_eq!(metadata["resource"], "https://mcp.example/mcp");
         assert_eq!(metadata["authorization_servers"][0], "https://as.example");

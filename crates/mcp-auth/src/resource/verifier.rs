@@ -12,11 +12,23 @@ pub trait TokenVerifier: Send + Sync + 'static {
     /// The principal `token` stands for, or why it is refused. Called for every request that
     /// carries a token: cache what is costly.
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>>;
+
+    /// Reaches now what verifying will need (the issuer's metadata, its keys), so that a
+    /// server can tell at start whether its authorization server answers: `Err`
+    /// ([`TokenError::Unavailable`]) if it does not. Nothing else depends on it: a verifier
+    /// that could not prepare tries again when tokens come. By default, nothing to do.
+    fn prepare(&self) -> BoxFuture<'_, Result<(), TokenError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 impl<T: TokenVerifier + ?Sized> TokenVerifier for Arc<T> {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         (**self).verify(token)
+    }
+
+    fn prepare(&self) -> BoxFuture<'_, Result<(), TokenError>> {
+        (**self).prepare()
     }
 }
 
@@ -52,7 +64,8 @@ pub enum TokenError {
     /// The authorization server says the token is not active (revoked, expired, unknown).
     #[error("the access token is not active")]
     Inactive,
-    /// The issuer's keys or its introspection endpoint could not be reached or read.
+    /// The authorization server (its metadata, its keys, its introspection endpoint) could
+    /// not be reached or read, now or a moment ago.
     #[error("the authorization server could not be reached to check the token: {0}")]
     Unavailable(String),
 }

@@ -183,6 +183,15 @@ pub enum ClientCommand {
         target: String,
         /// What to list (default: everything the server offers).
         kind: Option<ListKind>,
+        /// Milliseconds after the handshake during which the lists follow the server's
+        /// changes. A server may add tools, prompts or resources just after the handshake
+        /// (once it knows the client) and announce them with a list_changed notification:
+        /// each list announced as changed within this window is taken again, and the wait
+        /// ends 250 ms after the last change followed (or after the lists were taken, when
+        /// changes came before). Only in the legacy era, and only for lists the server says
+        /// can change. 0 lists at once.
+        #[arg(long, value_name = "MS", default_value = "500")]
+        settle: u64,
         /// How to reach the server.
         #[command(flatten)]
         connect: ConnectOptions,

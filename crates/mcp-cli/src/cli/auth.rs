@@ -76,7 +76,7 @@ async fn execute(command: AuthCommand) -> Result<(), CliError> {
                 return Err(CliError::usage("--bearer and --no-oauth leave nothing to log in with"));
             }
             oauth::remove(&url);
-            let client = interact::build_client(&connect, &InteractOptions::default(), ui.clone())?;
+            let client = interact::build_client(&connect, &InteractOptions::default(), ui.clone(), Default::default())?;
             let connected = connection::connect(resolved, &client, ui, connect.timeout).await?;
             connected.close().await;
             match oauth::load(&url) {

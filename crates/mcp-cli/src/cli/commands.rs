@@ -19,6 +19,7 @@ use super::error::{one_line, CliError, Exit};
 use super::output::{
     out, out_json, print_block, print_resource_contents, print_tool_result, table, terminal_width, Saver,
 };
+use super::settle::{ListChanges, Settle};
 
 /// How a command fails: a client error (explained with what became of the server) or an
 /// error already worded for the user.
@@ -44,12 +45,16 @@ impl From<CliError> for CommandError {
 
 type Outcome = Result<Exit, CommandError>;
 
-/// Runs a connected command.
-pub async fn run(conn: &Connected, command: ClientCommand, saver: &Saver) -> Outcome {
+/// Runs a connected command; `changes` counts the server's list changes since it connected
+/// (`mcp list` follows those made just after the handshake).
+pub async fn run(conn: &Connected, command: ClientCommand, saver: &Saver, changes: &ListChanges) -> Outcome {
     let json = command.connect_options().json;
     match command {
         ClientCommand::Info { .. } => info(conn, json),
-        ClientCommand::List { kind, .. } => list(conn, kind, json).await,
+        ClientCommand::List { kind, settle, .. } => {
+            let settle = Settle::after_handshake(std::time::Duration::from_millis(settle));
+            list(conn, kind, json, changes, settle).await
+        }
         ClientCommand::Call { tool, arguments, args_json, no_check, .. } => {
             call(conn, &tool, &arguments, args_json.as_deref(), no_check, json, saver).await
         }
@@ -316,32 +321,82 @@ fn render(kind: ListKind, items: &[Value]) -> String {
     }
 }
 
-async fn list(conn: &Connected, kind: Option<ListKind>, json: bool) -> Outcome {
+/// Whether `kind`'s list may change after the handshake and be announced: the legacy era (a
+/// 2026-07-28 server has no handshake to follow), a server that says it sends the
+/// announcement.
+fn may_change(session: &ClientSession, kind: ListKind) -> bool {
+    let caps = session.server_capabilities();
+    session.era() == Era::Legacy
+        && match kind {
+            ListKind::Tools => caps.tools.and_then(|c| c.list_changed),
+            ListKind::Resources | ListKind::Templates => caps.resources.and_then(|c| c.list_changed),
+            ListKind::Prompts => caps.prompts.and_then(|c| c.list_changed),
+        } == Some(true)
+}
+
+/// One list as `mcp list` shows it: `None` when the server does not offer it, and the
+/// number of announced changes it is as new as.
+async fn take_list(
+    conn: &Connected,
+    k: ListKind,
+    single: bool,
+    changes: &ListChanges,
+) -> Result<(Option<Vec<Value>>, u64), CommandError> {
+    let session = &conn.session;
+    let info = kind_info(k);
+    let seen = changes.count(k);
+    if !offered(session, k) {
+        if single {
+            conn.ui.note(&format!("the server does not offer {}", info.title.to_lowercase()));
+        }
+        return Ok((None, seen));
+    }
+    match list_raw(session, info.method, info.key).await {
+        Ok(items) => Ok((Some(items), seen)),
+        // A server may offer resources without templates.
+        Err(CommandError::Client(e)) if !single && e.code() == Some(METHOD_NOT_FOUND) => Ok((None, seen)),
+        Err(e) => Err(e),
+    }
+}
+
+/// How many times, at most, the lists are taken again after changes (a server announcing
+/// changes without end still gets an answer).
+const MAX_RELISTS: usize = 20;
+
+async fn list(conn: &Connected, kind: Option<ListKind>, json: bool, changes: &ListChanges, settle: Settle) -> Outcome {
     let session = &conn.session;
     let all = [ListKind::Tools, ListKind::Resources, ListKind::Templates, ListKind::Prompts];
     let kinds: Vec<ListKind> = match kind {
         Some(k) => vec![k],
         None => all.to_vec(),
     };
-    let mut results: Vec<(ListKind, Option<Vec<Value>>)> = Vec::new();
-    for k in kinds {
-        let info = kind_info(k);
-        if !offered(session, k) {
-            if kind.is_some() {
-                conn.ui.note(&format!("the server does not offer {}", info.title.to_lowercase()));
+    let single = kind.is_some();
+    let mut watch = changes.watch();
+    let mut results: Vec<(ListKind, Option<Vec<Value>>, u64)> = Vec::new();
+    for &k in &kinds {
+        let (items, seen) = take_list(conn, k, single, changes).await?;
+        results.push((k, items, seen));
+    }
+    // Follow the changes announced within the settle window (see `settle`). Changes
+    // announced before the lists were taken are in them already: they count as followed.
+    let mut followed = results.iter().any(|(_, _, seen)| *seen > 0).then(tokio::time::Instant::now);
+    for _ in 0..MAX_RELISTS {
+        let mut stale = false;
+        for (k, items, seen) in results.iter_mut() {
+            if may_change(session, *k) && changes.count(*k) != *seen {
+                (*items, *seen) = take_list(conn, *k, single, changes).await?;
+                stale = true;
             }
-            results.push((k, None));
+        }
+        if stale {
+            followed = Some(tokio::time::Instant::now());
             continue;
         }
-        match list_raw(session, info.method, info.key).await {
-            Ok(items) => results.push((k, Some(items))),
-            // A server may offer resources without templates.
-            Err(CommandError::Client(e)) if kind.is_none() && e.code() == Some(METHOD_NOT_FOUND) => {
-                results.push((k, None))
-            }
-            Err(e) => return Err(e),
+        if !kinds.iter().any(|k| may_change(session, *k)) || !settle.next_change(&mut watch, followed).await {
+            break;
         }
     }
+    let results: Vec<(ListKind, Option<Vec<Value>>)> = results.into_iter().map(|(k, items, _)| (k, items)).collect();
     if json {
         let mut object = Map::new();
         for (k, items) in &results {
@@ -351,7 +406,6 @@ async fn list(conn: &Connected, kind: Option<ListKind>, json: bool) -> Outcome {
         return Ok(Exit::Ok);
     }
     let mut text = String::new();
-    let single = kind.is_some();
     for (k, items) in &results {
         let info = kind_info(*k);
         match items {

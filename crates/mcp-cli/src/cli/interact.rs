@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::args::{ConnectOptions, InteractOptions};
 use super::error::CliError;
+use super::settle::ListChanges;
 use super::ui::Ui;
 
 /// The error code sent back when the user (or the command line) refuses a request: the
@@ -63,7 +64,13 @@ impl ElicitAnswer {
 }
 
 /// Builds the client for a command: identity, timeouts, log level, handlers.
-pub fn build_client(connect: &ConnectOptions, interact: &InteractOptions, ui: Arc<Ui>) -> Result<Client, CliError> {
+/// Every `list_changed` the server announces is counted in `changes`.
+pub fn build_client(
+    connect: &ConnectOptions,
+    interact: &InteractOptions,
+    ui: Arc<Ui>,
+    changes: Arc<ListChanges>,
+) -> Result<Client, CliError> {
     let elicit = ElicitAnswer::from_options(interact)?;
     let roots = roots(&connect.roots)?;
     let mut builder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
@@ -80,7 +87,7 @@ pub fn build_client(connect: &ConnectOptions, interact: &InteractOptions, ui: Ar
     builder = builder.on_notification(move |n| match n {
         ServerNotification::Log(message) => notify_ui.log(message),
         ServerNotification::Progress(p) => notify_ui.progress(p),
-        _ => {}
+        other => changes.record(other),
     });
     let elicit_ui = ui.clone();
     builder = builder.elicitation(move |params| {

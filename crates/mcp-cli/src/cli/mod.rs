@@ -18,6 +18,7 @@ pub mod error;
 pub mod interact;
 pub mod oauth;
 pub mod output;
+pub mod settle;
 pub mod target;
 pub mod trace;
 pub mod ui;
@@ -60,10 +61,11 @@ async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliErr
     if matches!(target, target::Target::Stdio { .. }) && !options.headers.is_empty() {
         ui.note("--header applies to http(s) targets only; ignored for a server run over stdio");
     }
-    let client = interact::build_client(&options, &interact, ui.clone())?;
+    let changes = Arc::new(settle::ListChanges::default());
+    let client = interact::build_client(&options, &interact, ui.clone(), changes.clone())?;
     let saver = output::Saver::new(interact.out.clone());
     let connected = connection::connect(target, &client, ui.clone(), options.timeout).await?;
-    let outcome = match commands::run(&connected, command, &saver).await {
+    let outcome = match commands::run(&connected, command, &saver, &changes).await {
         Ok(exit) => Ok(exit),
         Err(commands::CommandError::Cli(e)) => Err(e),
         Err(commands::CommandError::Client(e)) => Err(connected.explain(*e).await),

@@ -8,7 +8,7 @@ use mcp_protocol::types::{
     CallToolResult, ContentBlock, ElicitParams, ElicitResult, JsonObject, LoggingLevel, PromptMessage,
     ResourceContents, Role, SamplingContent, Tool,
 };
-use mcp_server::{Context, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, Server};
+use mcp_server::{Context, HandlerError, HandlerResult, Server};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -86,31 +86,30 @@ pub fn server_from(builder: mcp_server::ServerBuilder, modern_only: bool) -> Ser
         .instructions("The reference server of the `mcp` tool: every MCP feature, for testing clients.")
         .tasks(tasks::config())
         .modern_only(modern_only)
-        .tool(echo)
-        .tool(test_simple_text)
-        .tool(test_image_content)
-        .tool(test_audio_content)
-        .tool(test_embedded_resource)
-        .tool(test_multiple_content_types)
-        .tool(test_tool_with_logging)
-        .tool(test_tool_with_progress)
-        .tool(test_error_handling)
-        .tool(test_sampling)
-        .tool(test_elicitation)
-        .tool(add)
-        .resource(static_text)
-        .resource(static_binary)
-        .resource(watched_resource)
-        .resource(template.into_resource_def().with_completions("id", ["1", "2", "123"]))
-        .prompt(test_simple_prompt)
+        .tool(echo_tool())
+        .tool(test_simple_text_tool())
+        .tool(test_image_content_tool())
+        .tool(test_audio_content_tool())
+        .tool(test_embedded_resource_tool())
+        .tool(test_multiple_content_types_tool())
+        .tool(test_tool_with_logging_tool())
+        .tool(test_tool_with_progress_tool())
+        .tool(test_error_handling_tool())
+        .tool(test_sampling_tool())
+        .tool(test_elicitation_tool())
+        .tool(add_tool())
+        .resource(static_text_resource())
+        .resource(static_binary_resource())
+        .resource(watched_resource_resource())
+        .resource(template_resource().with_completions("id", ["1", "2", "123"]))
+        .prompt(test_simple_prompt_prompt())
         .prompt(
-            test_prompt_with_arguments
-                .into_prompt_def()
+            test_prompt_with_arguments_prompt()
                 .with_completions("arg1", ["test1", "test2", "value"])
                 .with_completions("arg2", ["alpha", "beta"]),
         )
-        .prompt(test_prompt_with_embedded_resource)
-        .prompt(test_prompt_with_image)
+        .prompt(test_prompt_with_embedded_resource_prompt())
+        .prompt(test_prompt_with_image_prompt())
         .build();
     add_tools(&server);
     input_required::add(&server);

@@ -26,17 +26,27 @@ pub struct EventBudget {
 }
 
 impl Default for EventBudget {
-    /// 1,000 events per stream, 4 MiB per session, 64 MiB overall: a session's resumable
-    /// streams hold a few large answers or thousands of small messages, and a flood of
-    /// sessions cannot pin more than 64 MiB.
+    /// 1,000 events per stream, 1 MiB per session, 64 MiB overall: a session's resumable
+    /// streams hold a large answer or thousands of small messages, one session cannot pin
+    /// more than 1 MiB however many calls it leaves running, and a flood of sessions cannot
+    /// pin more than 64 MiB.
     fn default() -> Self {
-        Self { per_stream: 1000, per_session: 4 * 1024 * 1024, total: 64 * 1024 * 1024 }
+        Self { per_stream: 1000, per_session: 1024 * 1024, total: 64 * 1024 * 1024 }
     }
 }
 
 /// What an event costs: its text and its slot.
 fn cost(frame: &str) -> usize {
     frame.len() + std::mem::size_of::<(u64, String)>()
+}
+
+/// Gives back the slots of events let go, once most of a stream's are empty: the budget
+/// counts a slot per event kept, so a stream trimmed from the front must not hold the slots of
+/// the events it had at its longest.
+fn shrink(events: &mut VecDeque<(u64, String)>) {
+    if events.capacity() > 16 && events.len() < events.capacity() / 4 {
+        events.shrink_to(events.len() * 2);
+    }
 }
 
 /// The kept events of one stream.
@@ -110,6 +120,7 @@ impl State {
             s.bytes -= c;
             self.total -= c;
         }
+        shrink(&mut log.events);
         true
     }
 
@@ -211,6 +222,8 @@ impl EventStore for MemoryEventStore {
             return;
         }
         log.finished = Some(order);
+        // It grows no more: its slots are its events.
+        log.events.shrink_to_fit();
         s.finished.insert((order, stream));
         st.finished.insert(order, (session.to_owned(), stream));
         st.next_order += 1;

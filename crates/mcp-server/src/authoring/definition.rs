@@ -64,11 +64,12 @@ impl fmt::Debug for ToolDef {
     }
 }
 
-/// Something that is a tool: a function marked `#[tool]`, or a [`ToolDef`].
+/// Something that is a tool: a [`ToolDef`], such as `add_tool()` returns (the function that
+/// `#[tool]` adds beside `fn add`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool",
     label = "not a tool",
-    note = "mark the function with `#[tool]`; the methods of a `#[tools]` impl block are registered with `.tools(value)`"
+    note = "`#[tool] fn add` is registered by the function the macro adds beside it: `.tool(add_tool())`; the methods of a `#[tools]` impl block are registered with `.tools(value)`"
 )]
 pub trait IntoToolDef {
     /// The tool and its handler.
@@ -199,11 +200,12 @@ impl fmt::Debug for ResourceDef {
     }
 }
 
-/// Something that is a resource: a function marked `#[resource]`, or a [`ResourceDef`].
+/// Something that is a resource: a [`ResourceDef`], such as `note_resource()` returns (the
+/// function that `#[resource(..)]` adds beside `fn note`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a resource",
     label = "not a resource",
-    note = "mark the function with `#[resource(\"uri or template\")]`"
+    note = "`#[resource(\"uri or template\")] fn note` is registered by the function the macro adds beside it: `.resource(note_resource())`"
 )]
 pub trait IntoResourceDef {
     /// The resource and its handler.
@@ -286,11 +288,12 @@ where
     Completer::Handler(Arc::new(move |value, others, ctx| Box::pin(complete(value, others, ctx))))
 }
 
-/// Something that is a prompt: a function marked `#[prompt]`, or a [`PromptDef`].
+/// Something that is a prompt: a [`PromptDef`], such as `review_prompt()` returns (the
+/// function that `#[prompt]` adds beside `fn review`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a prompt",
     label = "not a prompt",
-    note = "mark the function with `#[prompt]`"
+    note = "`#[prompt] fn review` is registered by the function the macro adds beside it: `.prompt(review_prompt())`"
 )]
 pub trait IntoPromptDef {
     /// The prompt and its handler.

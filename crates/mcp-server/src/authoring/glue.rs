@@ -15,26 +15,45 @@ pub use super::schema::{Argument, ArgumentsSchema};
 pub use crate::context::Context;
 pub use crate::error::{HandlerError, HandlerResult};
 
+use mcp_protocol::mismatch::{self, Mismatch};
 use serde_json::Value;
 
 /// Takes the argument `name` out of a tool's arguments (validated already). A missing one is
 /// read from `null`, so that an `Option` is `None`.
 pub fn argument<T: Argument>(arguments: &mut JsonObject, name: &str) -> Result<T, HandlerError> {
-    let value = arguments.remove(name).unwrap_or(Value::Null);
-    serde_json::from_value(value).map_err(|e| HandlerError::InvalidArguments(format!("argument `{name}`: {e}")))
+    let Some(value) = arguments.remove(name) else { return missing(name) };
+    mismatch::from_value(value).map_err(|e| refused(name, e))
 }
 
 /// Reads a prompt argument or a template variable, a string on the wire, as a `T`: as a
 /// JSON string first (text, enums), then as JSON text (`"5"` for a number, `"true"`).
 pub fn text_argument<T: Argument>(text: Option<&String>, name: &str) -> Result<T, HandlerError> {
-    let Some(text) = text else {
-        return serde_json::from_value(Value::Null)
-            .map_err(|_| HandlerError::InvalidArguments(format!("missing argument `{name}`")));
+    let Some(text) = text else { return missing(name) };
+    let as_text = match mismatch::from_value(Value::String(text.clone())) {
+        Ok(value) => return Ok(value),
+        Err(e) => e,
     };
-    if let Ok(value) = serde_json::from_value(Value::String(text.clone())) {
-        return Ok(value);
-    }
-    serde_json::from_str(text).map_err(|e| HandlerError::InvalidArguments(format!("argument `{name}` ({text:?}): {e}")))
+    // The text's own account, unless the type does not take a string at all and the text
+    // reads as JSON: then what is wrong with the JSON value (`300` for a `u8`).
+    let why = match serde_json::from_str::<Value>(text) {
+        Ok(Value::String(_)) | Err(_) => as_text,
+        Ok(_) if !as_text.is_wrong_kind() => as_text,
+        Ok(json) => match mismatch::from_value(json) {
+            Ok(value) => return Ok(value),
+            Err(e) => e,
+        },
+    };
+    Err(refused(name, why))
+}
+
+/// An argument not given: `None` for an `Option`, refused otherwise.
+fn missing<T: Argument>(name: &str) -> Result<T, HandlerError> {
+    serde_json::from_value(Value::Null)
+        .map_err(|_| HandlerError::InvalidArguments(format!("missing argument `{name}`")))
+}
+
+fn refused(name: &str, why: Mismatch) -> HandlerError {
+    HandlerError::InvalidArguments(format!("argument `{name}`: {why}"))
 }
 
 /// Takes an extractor out of the context.
@@ -102,4 +121,90 @@ pub fn template(
 /// An icon at `src`.
 pub fn icon(src: &str) -> Icon {
     Icon { src: src.to_owned(), mime_type: None, sizes: None, theme: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Unit {
+        Celsius,
+        Kelvin,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+    struct Place {
+        city: String,
+        tags: Vec<String>,
+    }
+
+    /// The message of a refusal.
+    fn refusal<T: std::fmt::Debug>(result: Result<T, HandlerError>) -> String {
+        match result {
+            Err(HandlerError::InvalidArguments(message)) => message,
+            other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
+    fn text<T: Argument>(text: &str) -> Result<T, HandlerError> {
+        text_argument(Some(&text.to_owned()), "id")
+    }
+
+    #[test]
+    fn text_is_read_as_its_type() {
+        assert_eq!(text::<u64>("42").unwrap(), 42);
+        assert_eq!(text::<String>("42").unwrap(), "42");
+        assert!(text::<bool>("true").unwrap());
+        assert_eq!(text::<Unit>("kelvin").unwrap(), Unit::Kelvin);
+        let place = text::<Place>(r#"{"city": "Rome", "tags": []}"#).unwrap();
+        assert_eq!(place, Place { city: "Rome".into(), tags: vec![] });
+        assert_eq!(text_argument::<Option<u32>>(None, "id").unwrap(), None);
+    }
+
+    #[test]
+    fn text_that_does_not_read_says_why_in_words() {
+        assert_eq!(refusal(text::<u64>("abc")), r#"argument `id`: expected an unsigned integer, got "abc""#);
+        assert_eq!(refusal(text::<u64>("-1")), "argument `id`: expected an unsigned integer, got -1");
+        assert_eq!(refusal(text::<u64>("1.5")), "argument `id`: expected an unsigned integer, got 1.5");
+        assert_eq!(refusal(text::<u8>("300")), "argument `id`: expected an integer from 0 to 255, got 300");
+        assert_eq!(refusal(text::<f64>("much")), r#"argument `id`: expected a number, got "much""#);
+        assert_eq!(refusal(text::<bool>("yes")), r#"argument `id`: expected true or false, got "yes""#);
+        assert_eq!(refusal(text::<Unit>("warm")), r#"argument `id`: expected `celsius` or `kelvin`, got "warm""#);
+        assert_eq!(refusal(text::<Unit>("5")), r#"argument `id`: expected `celsius` or `kelvin`, got "5""#);
+        assert_eq!(refusal(text::<Place>("Rome")), r#"argument `id`: expected an object (Place), got "Rome""#);
+        assert_eq!(refusal(text::<Place>("5")), "argument `id`: expected an object (Place), got 5");
+        assert_eq!(refusal(text::<Place>(r#"{"city": "Rome"}"#)), "argument `id`: missing field `tags`");
+        assert_eq!(
+            refusal(text::<Place>(r#"{"city": "Rome", "tags": [7]}"#)),
+            "argument `id`: `tags[0]`: expected a string, got 7"
+        );
+        assert_eq!(refusal(text_argument::<u32>(None, "id")), "missing argument `id`");
+    }
+
+    #[test]
+    fn tool_arguments_that_do_not_read_say_why_in_words() {
+        let mut args = json!({"a": "x", "place": {"city": 5, "tags": []}, "unit": "warm", "b": null})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert_eq!(refusal(argument::<f64>(&mut args, "a")), r#"argument `a`: expected a number, got "x""#);
+        assert_eq!(
+            refusal(argument::<Place>(&mut args, "place")),
+            "argument `place`: `city`: expected a string, got 5"
+        );
+        assert_eq!(
+            refusal(argument::<Unit>(&mut args, "unit")),
+            r#"argument `unit`: expected `celsius` or `kelvin`, got "warm""#
+        );
+        assert_eq!(
+            refusal(argument::<u32>(&mut args, "b")),
+            "argument `b`: expected an integer from 0 to 4294967295, got null"
+        );
+        assert_eq!(refusal(argument::<u32>(&mut args, "c")), "missing argument `c`");
+        assert_eq!(argument::<Option<u32>>(&mut args, "c").unwrap(), None);
+    }
 }

@@ -98,7 +98,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a tool: a function marked `#[tool]`, or a [`ToolDef`].
+    /// Adds a tool: `add_tool()` for a function `add` marked `#[tool]` (the macro adds that
+    /// function), or any [`ToolDef`].
     pub fn tool(mut self, tool: impl IntoToolDef) -> Self {
         self.tools.push(tool.into_tool_def());
         self
@@ -110,15 +111,16 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a resource or a resource template: a function marked `#[resource]`, or a
-    /// [`ResourceDef`]. (A template that does not parse is logged and left out; register it
+    /// Adds a resource or a resource template: `note_resource()` for a function `note` marked
+    /// `#[resource]` (the macro adds that function), or any [`ResourceDef`]. (A template that does not parse is logged and left out; register it
     /// with [`Server::register_resource`] to get the error.)
     pub fn resource(mut self, resource: impl IntoResourceDef) -> Self {
         self.resources.push(resource.into_resource_def());
         self
     }
 
-    /// Adds a prompt: a function marked `#[prompt]`, or a [`PromptDef`].
+    /// Adds a prompt: `review_prompt()` for a function `review` marked `#[prompt]` (the macro
+    /// adds that function), or any [`PromptDef`].
     pub fn prompt(mut self, prompt: impl IntoPromptDef) -> Self {
         self.prompts.push(prompt.into_prompt_def());
         self

@@ -271,7 +271,8 @@ impl Server {
         *self.inner.completion.write() = Some(boxed1(handler));
     }
 
-    /// Adds (or replaces) a tool made with `#[tool]` or a [`ToolDef`].
+    /// Adds (or replaces) a tool: made with `#[tool]` (`add_tool()` for `fn add`), or a
+    /// [`ToolDef`].
     pub fn register_tool(&self, tool: impl IntoToolDef) {
         let ToolDef { tool, handler, scopes } = tool.into_tool_def();
         let name = tool.name.clone();
@@ -289,8 +290,9 @@ impl Server {
         }
     }
 
-    /// Adds (or replaces) a resource or resource template made with `#[resource]` or a
-    /// [`ResourceDef`]. A template that is not a valid URI template is refused.
+    /// Adds (or replaces) a resource or resource template: made with `#[resource]`
+    /// (`note_resource()` for `fn note`), or a [`ResourceDef`]. A template that is not a valid
+    /// URI template is refused.
     pub fn register_resource(&self, resource: impl IntoResourceDef) -> Result<(), UriTemplateError> {
         let def = resource.into_resource_def();
         let scopes = def.scopes.clone();
@@ -311,7 +313,8 @@ impl Server {
         Ok(())
     }
 
-    /// Adds (or replaces) a prompt made with `#[prompt]` or a [`PromptDef`].
+    /// Adds (or replaces) a prompt: made with `#[prompt]` (`review_prompt()` for `fn review`),
+    /// or a [`PromptDef`].
     pub fn register_prompt(&self, prompt: impl IntoPromptDef) {
         let def = prompt.into_prompt_def();
         let entry = PromptEntry {

@@ -1,0 +1,15 @@
+//! Every integration test of this crate, in one binary: one module a former test file
+//! (linking one binary instead of one per file is most of what the test step costs).
+
+mod compile_fail;
+mod contract;
+mod conversions;
+mod docs;
+mod examples;
+mod features;
+mod middleware;
+mod mount;
+mod names;
+mod opentelemetry;
+#[path = "../../../../tests/auth/provider.rs"]
+mod provider;
