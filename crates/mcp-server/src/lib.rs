@@ -63,8 +63,8 @@ pub use scopes::Scopes;
 pub use server::{Server, ServerBuilder, ServerConfig};
 pub use session::ServerSession;
 pub use tasks::{
-    now_ms, InMemoryTaskStore, TaskChange, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings, TaskStore,
-    TaskStoreError,
+    now_ms, InMemoryTaskStore, TaskChange, TaskClock, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings,
+    TaskStore, TaskStoreError,
 };
 
 impl Server {

@@ -15,7 +15,7 @@ use super::{Server, ServerInner};
 use crate::authoring::{IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, PromptDef, ResourceDef, ToolDef};
 use crate::middleware::{BoxError, Layers, McpRequest, McpResponse, Stack};
 use crate::state::StateMap;
-use crate::tasks::{TaskConfig, TaskRuntime, TaskSettings, TaskStore};
+use crate::tasks::{TaskClock, TaskConfig, TaskRuntime, TaskSettings, TaskStore};
 use mcp_protocol::namespace::Namespace;
 
 /// Settings of a server.
@@ -187,6 +187,16 @@ impl ServerBuilder {
     /// Enables tasks kept in `store` (a store shared by several instances, say).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.tasks.get_or_insert_with(TaskSettings::default).store = Some(store);
+        self
+    }
+
+    /// Enables tasks stamped and expired by `clock` instead of the system's: it stamps each
+    /// new task's `createdAt` and drives the default in-memory store (a store given to
+    /// [`Self::task_store`] keeps its own, see
+    /// [`InMemoryTaskStore::with_clock`](crate::InMemoryTaskStore::with_clock)). A test on
+    /// tokio's paused clock gives [`TaskClock::tokio`], so that tasks expire in virtual time.
+    pub fn task_clock(mut self, clock: TaskClock) -> Self {
+        self.tasks.get_or_insert_with(TaskSettings::default).clock = clock;
         self
     }
 

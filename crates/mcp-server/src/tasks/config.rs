@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::clock::TaskClock;
 use super::store::TaskStore;
 
 /// How a server runs tasks.
@@ -52,14 +53,17 @@ impl Default for TaskConfig {
     }
 }
 
-/// Task settings of a server being built: the configuration and, optionally, a store other
-/// than the default in-memory one.
+/// Task settings of a server being built: the configuration, optionally a store other than
+/// the default in-memory one, and the clock tasks are stamped and expired by.
 #[derive(Clone, Default)]
 pub struct TaskSettings {
     /// The configuration.
     pub config: TaskConfig,
     /// The store; `None` for an [`InMemoryTaskStore`](crate::InMemoryTaskStore) of [`TaskConfig::max_tasks`].
     pub store: Option<Arc<dyn TaskStore>>,
+    /// The clock that stamps a new task's `createdAt`, and the default in-memory store's
+    /// clock (a store given in [`Self::store`] keeps its own); the system's by default.
+    pub clock: TaskClock,
 }
 
 impl std::fmt::Debug for TaskSettings {
@@ -67,6 +71,7 @@ impl std::fmt::Debug for TaskSettings {
         f.debug_struct("TaskSettings")
             .field("config", &self.config)
             .field("store", &self.store.as_ref().map(|_| "custom"))
+            .field("clock", &self.clock)
             .finish()
     }
 }

@@ -29,12 +29,14 @@
 //! session) that created it: other connections cannot see, list or cancel it. A
 //! 2026-07-28 task has no owner (the era has no sessions): its id is its bearer token.
 
+mod clock;
 mod config;
 mod methods;
 mod run;
 mod runtime;
 mod store;
 
+pub use clock::TaskClock;
 pub use config::{TaskConfig, TaskSettings};
 pub use mcp_protocol::engine::task::{TaskChange, TaskOutcome, TaskRecord, TaskStoreError};
 pub use store::{now_ms, InMemoryTaskStore, TaskPage, TaskStore};

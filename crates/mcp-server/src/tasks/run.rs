@@ -13,7 +13,6 @@ use mcp_protocol::{ErrorObject, Method, ProtocolVersion};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::runtime::{TaskLink, TaskRuntime};
-use super::store::now_ms;
 use crate::answer::Answer;
 use crate::context::Context;
 use crate::error::HandlerResult;
@@ -116,7 +115,7 @@ async fn create_task(runtime: &TaskRuntime, ctx: &Context, requested_ttl: Option
         Method::CallTool.as_str(),
         Some(runtime.ttl(requested_ttl)),
         Some(runtime.config.poll_interval),
-        now_ms(),
+        runtime.clock.now_ms(),
     );
     Ok(runtime.store.create(record).await?)
 }

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::clock::TaskClock;
 use super::config::{TaskConfig, TaskSettings};
 use super::store::{InMemoryTaskStore, TaskStore};
 use crate::context::Context;
@@ -32,15 +33,19 @@ struct Running {
 pub(crate) struct TaskRuntime {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) config: TaskConfig,
+    /// What stamps new tasks' creation time.
+    pub(crate) clock: TaskClock,
     running: Mutex<HashMap<String, Running>>,
     pub(crate) changed: broadcast::Sender<String>,
 }
 
 impl TaskRuntime {
     pub(crate) fn new(settings: TaskSettings) -> Self {
-        let store = settings.store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new(settings.config.max_tasks)));
+        let TaskSettings { config, store, clock } = settings;
+        let store =
+            store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new(config.max_tasks).with_clock(clock.clone())));
         let (changed, _) = broadcast::channel(256);
-        Self { store, config: settings.config, running: Mutex::default(), changed }
+        Self { store, config, clock, running: Mutex::default(), changed }
     }
 
     /// The `tasks` capability of 2025-11-25.

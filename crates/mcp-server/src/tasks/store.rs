@@ -1,16 +1,18 @@
 //! Where tasks are kept: the [`TaskStore`] trait and the bounded in-memory store.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use mcp_protocol::engine::task::{TaskChange, TaskOutcome, TaskRecord, TaskStoreError};
 use mcp_protocol::types::TaskStatus;
 use parking_lot::Mutex;
 
-/// The current time in milliseconds since the Unix epoch.
+use super::clock::TaskClock;
+
+/// The current time of the system's clock in milliseconds since the Unix epoch (see
+/// [`TaskClock`] for a clock a test can supply).
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or_default()
+    TaskClock::system().now_ms()
 }
 
 /// One page of a listing: the tasks after a position, and where the next page starts.
@@ -87,8 +89,11 @@ pub trait TaskStore: Send + Sync + 'static {
 /// full, expired tasks go first, then the oldest finished ones; a new task is refused
 /// ([`TaskStoreError::Full`]) only when every kept task is still running. Expired tasks
 /// are dropped as soon as any operation notices them (cheaply: expiries are kept ordered).
+/// Expiry and `lastUpdatedAt` follow its [`TaskClock`] (the system's unless
+/// [`Self::with_clock`] gives another).
 pub struct InMemoryTaskStore {
     max_tasks: usize,
+    clock: TaskClock,
     state: Mutex<MemoryState>,
 }
 
@@ -129,7 +134,14 @@ impl MemoryState {
 impl InMemoryTaskStore {
     /// A store keeping at most `max_tasks` tasks.
     pub fn new(max_tasks: usize) -> Self {
-        Self { max_tasks: max_tasks.max(1), state: Mutex::default() }
+        Self { max_tasks: max_tasks.max(1), clock: TaskClock::system(), state: Mutex::default() }
+    }
+
+    /// This store reading time from `clock` (say [`TaskClock::tokio`] in a test on tokio's
+    /// paused clock, so that tasks expire in virtual time).
+    pub fn with_clock(mut self, clock: TaskClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn state(&self) -> parking_lot::MutexGuard<'_, MemoryState> {
@@ -148,7 +160,7 @@ impl InMemoryTaskStore {
 
     fn create_now(&self, mut record: TaskRecord) -> Result<TaskRecord, TaskStoreError> {
         let mut s = self.state();
-        s.purge(now_ms());
+        s.purge(self.clock.now_ms());
         if s.tasks.contains_key(&record.task_id) {
             return Err(TaskStoreError::Backend("duplicate task id".into()));
         }
@@ -173,7 +185,7 @@ impl InMemoryTaskStore {
     }
 
     fn update_now(&self, task_id: &str, change: TaskChange) -> Result<TaskRecord, TaskStoreError> {
-        let now = now_ms();
+        let now = self.clock.now_ms();
         let mut s = self.state();
         s.purge(now);
         let record = s.tasks.get_mut(task_id).ok_or(TaskStoreError::NotFound)?;
@@ -183,7 +195,7 @@ impl InMemoryTaskStore {
 
     fn list_now(&self, owner: Option<&str>, after: Option<u64>, limit: usize) -> TaskPage {
         let mut s = self.state();
-        s.purge(now_ms());
+        s.purge(self.clock.now_ms());
         let limit = limit.max(1);
         let start = after.map_or(0, |a| a.saturating_add(1));
         let mut tasks = Vec::new();
@@ -206,7 +218,11 @@ impl InMemoryTaskStore {
 
 impl std::fmt::Debug for InMemoryTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InMemoryTaskStore").field("max_tasks", &self.max_tasks).field("len", &self.len()).finish()
+        f.debug_struct("InMemoryTaskStore")
+            .field("max_tasks", &self.max_tasks)
+            .field("clock", &self.clock)
+            .field("len", &self.len())
+            .finish()
     }
 }
 
@@ -219,7 +235,7 @@ impl TaskStore for InMemoryTaskStore {
     fn get<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let found = {
             let mut s = self.state();
-            s.purge(now_ms());
+            s.purge(self.clock.now_ms());
             s.tasks.get(task_id).cloned()
         };
         Box::pin(async move { Ok(found) })
@@ -241,7 +257,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
-        let n = self.state().purge(now_ms());
+        let n = self.state().purge(self.clock.now_ms());
         Box::pin(async move { Ok(n) })
     }
 }
@@ -251,6 +267,7 @@ mod tests {
     use super::*;
     use mcp_protocol::ProtocolVersion;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn record(id: &str, owner: Option<&str>, ttl_ms: Option<u64>) -> TaskRecord {
         let mut r = TaskRecord::new(
@@ -293,5 +310,25 @@ mod tests {
         assert!(store.get("new").await.unwrap().is_some());
         assert_eq!(store.len(), 1);
         assert_eq!(store.update("old", TaskChange::Cancel { message: None }).await, Err(TaskStoreError::NotFound));
+    }
+
+    #[tokio::test]
+    async fn memory_store_expires_by_its_clock() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::time::{Duration, UNIX_EPOCH};
+        let now = Arc::new(AtomicU64::new(1_000_000));
+        let read = now.clone();
+        let clock = TaskClock::from_fn(move || UNIX_EPOCH + Duration::from_millis(read.load(Ordering::SeqCst)));
+        let store = InMemoryTaskStore::new(10).with_clock(clock);
+        let mut r = record("t", None, Some(100));
+        (r.created_at_ms, r.updated_at_ms) = (1_000_000, 1_000_000);
+        store.create(r).await.unwrap();
+        now.store(1_000_050, Ordering::SeqCst);
+        let updated = store.update("t", TaskChange::Message { message: Some("half".into()) }).await.unwrap();
+        assert_eq!(updated.updated_at_ms, 1_000_050, "stamped by the store's clock");
+        now.store(1_000_099, Ordering::SeqCst);
+        assert!(store.get("t").await.unwrap().is_some(), "not yet expired");
+        now.store(1_000_100, Ordering::SeqCst);
+        assert!(store.get("t").await.unwrap().is_none(), "expired when its ttl elapsed on the clock");
     }
 }

@@ -5,8 +5,8 @@
 //!
 //! Every test runs on tokio's paused clock (`start_paused`): the clock moves only when every
 //! task waits, straight to the next timer, so handlers' work, poll intervals and ttls take no
-//! wall-clock time and fire in a fixed order. The one exception is the task store's expiry,
-//! which reads the wall clock (`SystemTime`); see `tasks_expire_with_their_ttl_and_end_with_the_session`.
+//! wall-clock time and fire in a fixed order. The task store's clock (stamps and expiry)
+//! follows it too ([`TaskClock::tokio`]); see `tasks_expire_with_their_ttl_and_end_with_the_session`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{Decoded, Received};
 use mcp_protocol::types::{CallToolResult, ElicitParams, TaskSupport, Tool};
 use mcp_protocol::ErrorObject;
-use mcp_server::{Context, HandlerError, Server, TaskConfig};
+use mcp_server::{Context, HandlerError, Server, TaskClock, TaskConfig};
 use mcp_transport::{memory, Connection};
 use serde_json::{json, Value};
 
@@ -168,7 +168,7 @@ impl Flag {
 /// but `must`, `never` and `intake` wait once first (a yield: the first poll is pending,
 /// however soon it would end), so that 2026-07-28 calls become tasks.
 fn server(config: TaskConfig, cancelled: &Flag) -> Server {
-    let server = Server::builder("s", "1").page_size(2).tasks(config).build();
+    let server = Server::builder("s", "1").page_size(2).tasks(config).task_clock(TaskClock::tokio()).build();
     let seen = cancelled.0.clone();
     server.add_tool(
         Tool::new("count", "counts", json!({"type":"object","properties":{"steps":{"type":"integer"}}}))
@@ -468,8 +468,9 @@ async fn tasks_expire_with_their_ttl_and_end_with_the_session() {
     // No earlier than this (paused clock) does the long task's ttl start to run.
     let before_long = tokio::time::Instant::now();
     let long = task_id(&peer.call("tools/call", json!({"name":"count","arguments":{"steps":500},"task":{}})).await);
-    // Both tasks were stored (their creation time read from the wall clock) by now.
-    let both_created = std::time::SystemTime::now();
+    // Both tasks were stored (their creation time read from the task clock, which follows
+    // tokio's) by now.
+    let both_created = tokio::time::Instant::now();
     assert_eq!(peer.call("tasks/get", id_params(&id)).await["result"]["taskId"], json!(id));
 
     // The running handler's ttl is timed by the runtime (tokio): on the paused clock it fires
@@ -482,11 +483,9 @@ async fn tasks_expire_with_their_ttl_and_end_with_the_session() {
     assert!(cancelled.get(), "a running handler stops when its task's ttl elapses");
     until("the expired task's runner ended", || server.running_tasks() == 0).await;
 
-    // The store forgets a task by the wall clock (`SystemTime`, which the paused clock does
-    // not move): that part can only be waited for in real time. (A blocking task also keeps
-    // the paused clock from moving meanwhile.)
-    let left = (both_created + TTL).duration_since(std::time::SystemTime::now()).unwrap_or_default();
-    tokio::task::spawn_blocking(move || std::thread::sleep(left)).await.unwrap();
+    // The store forgets a task by its clock, which follows tokio's paused clock: by the
+    // time both tasks' ttl elapsed in virtual time, both are gone.
+    tokio::time::sleep_until(both_created + TTL).await;
     let r = peer.call("tasks/get", id_params(&id)).await;
     assert_eq!(r["error"]["code"], -32602, "expired: {r}");
     assert_eq!(peer.call("tasks/get", id_params(&long)).await["error"]["code"], -32602);
