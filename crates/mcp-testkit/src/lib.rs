@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::process::Output;
 use std::time::Duration;
 
 /// How long a condition is waited for before the test fails: far longer than anything takes
@@ -114,6 +115,44 @@ pub fn describe<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result>(write: F) -> impl
         }
     }
     Describe(write)
+}
+
+/// Runs `command` to its end with stdout and stderr captured (read on threads, so that a
+/// chatty child cannot block on a full pipe) and stdin empty; panics naming `what` if it
+/// outlives `deadline`, after killing and reaping it (so does a test that fails meanwhile).
+pub fn output_within(command: &mut std::process::Command, deadline: Duration, what: impl fmt::Display) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+
+    /// The child, killed and reaped when dropped.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let mut child = Reaped(child);
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.0.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = read(child.0.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let status = eventually_blocking_within(deadline, &what, || child.0.try_wait().expect("wait for the child"));
+    Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() }
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! Every run is bounded: a command that outlives its deadline is killed and fails the test.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mcp_testkit::eventually_blocking_within;
+use mcp_testkit::output_within;
 use serde_json::Value;
 
 /// The longest any one command may take.
@@ -19,16 +19,6 @@ fn mcp_bin() -> &'static str {
 /// TARGET for the reference server: `<mcp> serve`, quoted as a command line.
 fn serve() -> String {
     format!("'{}' serve", mcp_bin())
-}
-
-/// A child process, killed and reaped when dropped: when it outlives its deadline, too.
-struct Reaped(std::process::Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The result of one run.
@@ -58,7 +48,7 @@ impl Run {
 /// Runs `mcp` with `args` (stdin empty, not a terminal), in `dir` with extra `env`.
 fn run_in(args: &[&str], dir: Option<&Path>, env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(mcp_bin());
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args);
     cmd.env_remove("MCP_CONFIG").env_remove("MCP_BEARER_TOKEN").env_remove("MCP_LOG");
     if let Some(d) = dir {
         cmd.current_dir(d);
@@ -67,26 +57,13 @@ fn run_in(args: &[&str], dir: Option<&Path>, env: &[(&str, &str)]) -> Run {
         cmd.env(k, v);
     }
     let started = Instant::now();
-    let mut child = cmd.spawn().expect("start mcp");
-    // Read the pipes on threads so a chatty child cannot block on a full pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
-        s
-    });
-    let mut child = Reaped(child);
-    let status = eventually_blocking_within(DEADLINE, format!("`mcp {}` finished", args.join(" ")), || {
-        child.0.try_wait().expect("wait")
-    });
-    let elapsed = started.elapsed();
-    Run { code: status.code().unwrap_or(-1), stdout: out.join().unwrap(), stderr: err.join().unwrap(), elapsed }
+    let output = output_within(&mut cmd, DEADLINE, format!("`mcp {}` finished", args.join(" ")));
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: started.elapsed(),
+    }
 }
 
 fn run(args: &[&str]) -> Run {

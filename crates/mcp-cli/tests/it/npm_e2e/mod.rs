@@ -5,10 +5,10 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use mcp_testkit::eventually_blocking_within;
+use mcp_testkit::output_within;
 
 /// The longest any one command may take (the first run downloads the package).
 pub const DEADLINE: Duration = Duration::from_secs(180);
@@ -32,42 +32,14 @@ pub struct Run {
 
 /// Runs `mcp ARGS` to its end (bounded by [`DEADLINE`]), whatever its exit code.
 pub fn run_any(args: &[&str]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(args)
-        // The first run may download the package: give the handshake time.
-        .args(["--timeout", "120"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_remove("MCP_CONFIG")
-        .spawn()
-        .expect("start mcp");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
-        s
-    });
-    let mut child = Reaped(child);
-    let status = eventually_blocking_within(DEADLINE, format!("`mcp {}` finished", args.join(" ")), || {
-        child.0.try_wait().unwrap()
-    });
-    Run { code: status.code().unwrap_or(-1), stdout: out.join().unwrap(), stderr: err.join().unwrap() }
-}
-
-/// A child process, killed and reaped when dropped: when the test fails while it runs, too.
-pub struct Reaped(pub Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp"));
+    // The first run may download the package: give the handshake time.
+    command.args(args).args(["--timeout", "120"]).env_remove("MCP_CONFIG");
+    let output = output_within(&mut command, DEADLINE, format!("`mcp {}` finished", args.join(" ")));
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 
