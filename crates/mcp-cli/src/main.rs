@@ -132,11 +132,34 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             init_tracing(&telemetry);
-            let server = || reference::server_from(telemetry.apply(limits.apply(reference::builder())), modern_only);
+            // With --store, tasks are kept in the shared store, so that every instance serves them.
+            let server = |tasks: Option<std::sync::Arc<dyn mcp_server::TaskStore>>| {
+                let builder = telemetry.apply(limits.apply(reference::builder()));
+                let builder = match tasks {
+                    Some(store) => builder.task_store(store),
+                    None => builder,
+                };
+                reference::server_from(builder, modern_only)
+            };
             let code = match http {
-                Some(addr) => with_runtime(true, |rt| rt.block_on(serve_http(&addr, &http_options, server()))),
+                Some(addr) => with_runtime(true, |rt| {
+                    rt.block_on(async {
+                        // The shared store is reached before anything is served: unreachable,
+                        // nothing starts.
+                        let store = match mcp_cli::proxy::connect_store(&http_options).await {
+                            Ok(store) => store,
+                            Err(e) => {
+                                eprintln!("mcp: {e}");
+                                return ExitCode::from(3);
+                            }
+                        };
+                        let tasks =
+                            store.clone().map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn mcp_server::TaskStore>);
+                        serve_http(&addr, &http_options, server(tasks), store).await
+                    })
+                }),
                 // One client on one stream: one thread serves it with the least handing over.
-                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server()))),
+                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server(None)))),
             };
             telemetry.shutdown();
             code
@@ -209,7 +232,12 @@ async fn serve_stdio(server: mcp_server::Server) -> ExitCode {
     }
 }
 
-async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, server: mcp_server::Server) -> ExitCode {
+async fn serve_http(
+    addr: &str,
+    options: &mcp_cli::proxy::HttpOptions,
+    server: mcp_server::Server,
+    store: Option<mcp_store_redis::RedisStore>,
+) -> ExitCode {
     let addr = if addr.contains(':') { addr.to_owned() } else { format!("127.0.0.1:{addr}") };
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
@@ -226,12 +254,18 @@ async fn serve_http(addr: &str, options: &mcp_cli::proxy::HttpOptions, server: m
         }
     };
     mcp_cli::proxy::prepare_auth(&config);
+    let http = match mcp_cli::proxy::endpoint_with(server, config, options, store).await {
+        Ok(http) => http,
+        Err(e) => {
+            eprintln!("mcp: {e}");
+            return ExitCode::from(3);
+        }
+    };
     // On SIGTERM/SIGINT: a graceful shutdown (see `HttpOptions`), then exit 0. Listened for
     // before saying it serves.
     let stop = mcp_cli::cli::interrupted();
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
-    let http = mcp_http::McpHttp::new(server, config);
     match http.serve_until(listener, stop).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -63,6 +63,19 @@ pub struct HttpOptions {
     /// MiB of resumable SSE events kept over all sessions.
     #[arg(long, value_name = "MIB", default_value_t = mebibytes(mcp_http::EventBudget::default().total))]
     pub event_budget_total: f64,
+    /// A store shared by every instance of a deployment behind one address, so that any
+    /// instance serves any session and notifications reach every client:
+    /// redis://HOST:PORT[/DB]. Unreachable at start: exit 3. See docs/SCALING.md.
+    #[arg(long, value_name = "URL", env = "MCP_STORE")]
+    pub store: Option<String>,
+    /// The deployment's name in the shared store: every key and channel begins with it.
+    #[arg(long, value_name = "NAME", default_value = "mcp")]
+    pub store_prefix: String,
+    /// With --store: seconds an instance's lease lasts (renewed every third of it). The calls
+    /// in flight of an instance that stopped without a word (killed) are answered with an
+    /// error, where their clients resume them, about one and a half leases later.
+    #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().instance_lease.as_secs_f64())]
+    pub instance_lease: f64,
     /// OAuth: the endpoint as a protected resource.
     #[command(flatten)]
     pub auth: AuthOptions,
@@ -192,6 +205,7 @@ pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
     config.shutdown_grace = seconds(options.shutdown_grace);
     config.event_budget.per_session = bytes(options.event_budget);
     config.event_budget.total = bytes(options.event_budget_total);
+    config.instance_lease = seconds(options.instance_lease).max(std::time::Duration::from_millis(100));
     config
 }
 
@@ -338,9 +352,12 @@ async fn serve(
                 }
             };
             prepare_auth(&config);
+            let http = match endpoint(server, config, &options).await {
+                Ok(http) => http,
+                Err(e) => return fail(e),
+            };
             let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
             eprintln!("mcp proxy: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
-            let http = mcp_http::McpHttp::new(server, config);
             // On SIGTERM/SIGINT the HTTP side shuts down gracefully (see `HttpOptions`).
             tokio::select! {
                 r = http.serve_until(listener, terminated) => match r {
@@ -351,6 +368,68 @@ async fn serve(
             }
         }
     }
+}
+
+/// The HTTP endpoint of `server`: one instance among several sharing the store `--store`
+/// names, or on its own; an error line when that store cannot be reached.
+pub async fn endpoint(
+    server: mcp_server::Server,
+    config: mcp_http::HttpConfig,
+    options: &HttpOptions,
+) -> Result<mcp_http::McpHttp, String> {
+    let store = connect_store(options).await?;
+    endpoint_with(server, config, options, store).await
+}
+
+/// Connects the shared store `--store` names, if any; an error line when it cannot be
+/// reached. For a server whose tasks are kept there too
+/// ([`mcp_server::ServerBuilder::task_store`]): connected before the server is built.
+pub async fn connect_store(options: &HttpOptions) -> Result<Option<mcp_store_redis::RedisStore>, String> {
+    let Some(url) = &options.store else { return Ok(None) };
+    let store = mcp_store_redis::RedisStore::connect(url, &options.store_prefix)
+        .await
+        .map_err(|e| format!("cannot reach the shared store at {}: {}", redact(url), error_chain(&e)))?;
+    Ok(Some(store))
+}
+
+/// [`endpoint`] on a store connected already ([`connect_store`]): the server's tasks are
+/// shared with the other instances too ([`mcp_server::Server::share_tasks`]).
+pub async fn endpoint_with(
+    server: mcp_server::Server,
+    config: mcp_http::HttpConfig,
+    options: &HttpOptions,
+    store: Option<mcp_store_redis::RedisStore>,
+) -> Result<mcp_http::McpHttp, String> {
+    let Some(store) = store else { return Ok(mcp_http::McpHttp::new(server, config)) };
+    let shown = options.store.as_deref().map(redact).unwrap_or_default();
+    let shared = std::sync::Arc::new(store.clone());
+    server
+        .share_tasks(shared.clone(), shared, mcp_server::shared::Instance::new())
+        .await
+        .map_err(|e| format!("cannot share tasks in the store at {shown}: {}", error_chain(&e)))?;
+    mcp_http::McpHttp::shared(server, config, store.shared_state())
+        .await
+        .map_err(|e| format!("cannot use the shared store at {shown}: {}", error_chain(&e)))
+}
+
+/// A store URL without its password, to be shown.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => format!("{}://***@{}", &url[..scheme], &url[at + 1..]),
+        _ => url.to_owned(),
+    }
+}
+
+/// An error and its causes, on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(": ");
+        line.push_str(&c.to_string());
+        cause = c.source();
+    }
+    line
 }
 
 fn fail(message: String) -> ExitCode {

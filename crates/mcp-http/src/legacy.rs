@@ -17,10 +17,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, Caller};
-use crate::events::{parse_event_id, EventStore, Evicted, StreamLog, StreamLookup};
+use crate::events::{parse_event_id, EventStore, Evicted, StreamInfo, StreamLog, StreamLookup};
 use crate::reply::{self, Expect};
-use crate::session::{Session, Sessions, SessionsFull, StreamSlot};
-use crate::{accepts_sse, error_response, headers, plain, sessions_full, sse, Inner, SessionQueryExtract};
+use crate::resume;
+use crate::session::{Found, Session, Sessions, SessionsFull, StreamSlot};
+use crate::{
+    accepts_sse, error_response, headers, plain, sessions_full, sse, store_unavailable, Inner, SessionQueryExtract,
+};
 
 /// What a body needs answered.
 fn expectation(incoming: &Decoded<FromClient>) -> Option<Expect> {
@@ -53,11 +56,13 @@ pub(crate) async fn post_streamable(
         _ => None,
     };
     let (session, created) = match headers::value(headers_in, &headers::names::SESSION_ID) {
-        Ok(Some(id)) => match inner.sessions.get(id).filter(|s| auth::may_use(s, &caller)) {
-            Some(s) => (s, false),
-            None => return plain(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"),
+        Ok(Some(id)) => match inner.sessions.find(id, &caller).await {
+            Ok(Found::Session(s)) if auth::may_use(&s, &caller) => (s, false),
+            Ok(Found::Full) => return sessions_full(None),
+            Ok(_) => return plain(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"),
+            Err(e) => return store_unavailable(&e),
         },
-        Ok(None) if initialize.is_some() => match inner.sessions.create() {
+        Ok(None) if initialize.is_some() => match inner.sessions.create(true) {
             Ok(session) => {
                 auth::may_use(&session, &caller);
                 (session, true)
@@ -99,10 +104,19 @@ pub(crate) async fn post_streamable(
         }
     }
     // In the legacy era a disconnect is not a cancellation: the request runs on, its events kept.
-    respond_resumable(inner, session, work, rx, expect, accepts_sse(headers_in), extra).await
+    let response = respond_resumable(inner, session.clone(), work, rx, expect, accepts_sse(headers_in), extra).await;
+    // What the request changed of the session (`initialize`, its log level, a subscription) is
+    // kept for the other instances before the client hears the answer.
+    if let Err(e) = inner.sessions.persist(&session).await {
+        if created {
+            inner.sessions.remove(&session.id);
+        }
+        return store_unavailable(&e);
+    }
+    response
 }
 
-fn sse_headers(r: &mut Response) {
+pub(crate) fn sse_headers(r: &mut Response) {
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -182,16 +196,26 @@ impl Reader {
                 // The server asked the client to come back later (SEP-1699): let go.
                 return None;
             }
-            if self.shutdown.is_cancelled() {
-                // The server goes away: the client comes back (elsewhere) and resumes.
+            // The server goes away: a stream that would never end by itself (the standalone
+            // one) ends, and its client comes back (elsewhere) and resumes. A request's stream
+            // goes on: its call has the shutdown's grace to finish where it runs, and a client
+            // that cannot resume loses nothing.
+            let endless = self.stream == 0;
+            if endless && self.shutdown.is_cancelled() {
                 self.ended = true;
                 return Some(sse::retry(self.retry_ms));
             }
+            let shutdown = async {
+                match endless {
+                    true => self.shutdown.cancelled().await,
+                    false => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = &mut notified => {}
                 _ = tokio::time::sleep(self.keep_alive) => return Some(sse::KEEP_ALIVE.to_owned()),
                 _ = self.session.closed.cancelled() => return None,
-                _ = self.shutdown.cancelled() => {}
+                _ = shutdown => {}
             }
         }
     }
@@ -305,7 +329,30 @@ async fn respond_resumable(
         Expect::Response(id) => Some(id.clone()),
         Expect::Batch => None,
     };
-    let (stream, log) = session.streams.open(request, |old| store.forget_stream(&session.id, old));
+    let forget = |old| store.forget_stream(&session.id, old);
+    // A session several instances serve: the stream is kept in the shared store as well,
+    // under a number no other instance will pick, and begun there before the client hears of it.
+    let shared = inner.deployment.as_ref().filter(|_| session.shared).map(|d| {
+        let info = StreamInfo { request: request.clone(), instance: d.instance.id().to_owned(), done: false };
+        (d.events.clone(), info)
+    });
+    let (stream, log) = match &shared {
+        // Never 0 (the standalone stream), and within what a JavaScript number holds exactly.
+        Some(_) => session.streams.open_as(rand::random::<u64>() % (1 << 53) + 1, request, forget),
+        None => session.streams.open(request, forget),
+    };
+    let shared = match shared {
+        Some((events, info)) => match events.open(&session.id, stream, &info, inner.sessions.idle_timeout).await {
+            Ok(()) => Some(events),
+            Err(e) => {
+                // Resumable here only.
+                tracing::warn!(error = %e, "a stream could not be kept in the shared store");
+                None
+            }
+        },
+        None => None,
+    };
+    let (per_stream, ttl) = (inner.config.event_budget.per_stream, inner.sessions.idle_timeout);
     let r = reader(inner, session.clone(), stream, log.clone(), 0);
     if close_hint {
         log.request_close();
@@ -326,10 +373,21 @@ async fn respond_resumable(
                 },
             };
             let seq = log.next_seq();
+            // Kept in the shared store before it is sent, so that it is never sent and lost.
+            if let Some(events) = &shared {
+                if let Err(e) = events.append(&session_id, stream, seq, &frame.text, per_stream, ttl).await {
+                    tracing::warn!(error = %e, "an event could not be kept in the shared store");
+                }
+            }
             store.append(&session_id, stream, seq, &frame.text);
             log.changed.notify_waiters();
             if reply::is_final(&frame, &expect) {
                 break;
+            }
+        }
+        if let Some(events) = &shared {
+            if let Err(e) = events.finish(&session_id, stream).await {
+                tracing::warn!(error = %e, "the end of a stream could not be kept in the shared store");
             }
         }
         store.finish_stream(&session_id, stream);
@@ -345,8 +403,11 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
         Ok(Some(id)) => id,
         _ => return plain(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id"),
     };
-    let Some(session) = inner.sessions.get(id).filter(|s| auth::may_use(s, caller)) else {
-        return plain(StatusCode::NOT_FOUND, "unknown or ended session");
+    let session = match inner.sessions.find(id, caller).await {
+        Ok(Found::Session(s)) if auth::may_use(&s, caller) => s,
+        Ok(Found::Full) => return sessions_full(None),
+        Ok(_) => return plain(StatusCode::NOT_FOUND, "unknown or ended session"),
+        Err(e) => return store_unavailable(&e),
     };
     let last_event = headers_in.get("last-event-id").and_then(|v| v.to_str().ok());
     if let Some(last) = last_event {
@@ -360,6 +421,10 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
                 // Not 404: with a session id, that would tell the client its session ended.
                 StreamLookup::Forgotten(None) | StreamLookup::Gone => {
                     plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed")
+                }
+                // Another instance's, perhaps: the shared store knows.
+                StreamLookup::Never if session.shared && inner.deployment.is_some() => {
+                    resume::elsewhere(inner, session, stream, seq).await
                 }
                 StreamLookup::Never => plain(StatusCode::BAD_REQUEST, "Last-Event-ID names no stream of this session"),
             };
@@ -388,7 +453,7 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    let Ok(session) = inner.sessions.create() else {
+    let Ok(session) = inner.sessions.create(false) else {
         return sessions_full(None);
     };
     auth::may_use(&session, &caller);
@@ -423,8 +488,11 @@ pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExt
     let Some(id) = query.session_id.as_deref() else {
         return plain(StatusCode::BAD_REQUEST, "missing sessionId");
     };
-    let Some(session) = inner.sessions.get(id).filter(|s| auth::may_use(s, &caller)) else {
-        return plain(StatusCode::NOT_FOUND, "unknown or ended session");
+    let session = match inner.sessions.find(id, &caller).await {
+        Ok(Found::Session(s)) if auth::may_use(&s, &caller) => s,
+        Ok(Found::Full) => return sessions_full(None),
+        Ok(_) => return plain(StatusCode::NOT_FOUND, "unknown or ended session"),
+        Err(e) => return store_unavailable(&e),
     };
     let body = match Bytes::from_request(request, &()).await {
         Ok(body) => body,

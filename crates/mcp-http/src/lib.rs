@@ -14,11 +14,13 @@
 #![deny(missing_docs)]
 
 mod auth;
+mod deployment;
 mod events;
 mod headers;
 mod legacy;
 mod modern;
 mod reply;
+mod resume;
 mod security;
 mod serve;
 mod session;
@@ -37,12 +39,34 @@ use mcp_protocol::codec;
 use mcp_protocol::jsonrpc;
 use mcp_protocol::message::{Decoded, FromClient, Received};
 use mcp_protocol::{ErrorObject, ProtocolVersion};
+use mcp_server::shared::{Bus, Instance, Presence, StoreError};
 use mcp_server::Server;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore};
+pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEventStore, StreamInfo};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
+pub use session::{SessionRecord, SessionStore, SharedSessions};
+
+/// The state the instances of a deployment share ([`McpHttp::shared`]): `mcp-store-redis`
+/// makes one on Redis.
+#[derive(Clone)]
+pub struct SharedState {
+    /// Where legacy sessions are kept.
+    pub sessions: Arc<dyn SessionStore>,
+    /// Where the events of legacy sessions' resumable streams are kept.
+    pub events: Arc<dyn SharedEventStore>,
+    /// What carries changes between the instances.
+    pub bus: Arc<dyn Bus>,
+    /// The instances' leases.
+    pub presence: Arc<dyn Presence>,
+}
+
+impl std::fmt::Debug for SharedState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedState").finish_non_exhaustive()
+    }
+}
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -88,6 +112,10 @@ pub struct HttpConfig {
     /// stream and bytes per session and overall (a store given to
     /// [`McpHttp::with_event_store`] has its own).
     pub event_budget: EventBudget,
+    /// With a shared store ([`McpHttp::shared`]): how long this instance's lease lasts once
+    /// renewed (every third of it). A stream of an instance whose lease ran out, resumed on
+    /// another, answers its request with an error within about one and a half leases.
+    pub instance_lease: Duration,
     /// Serve as an OAuth protected resource: every request needs a bearer token this
     /// resource server takes, handlers see its principal, and the protected resource metadata
     /// is served (`None`: the endpoint is open, as over stdio). The `auth` feature.
@@ -113,6 +141,7 @@ impl Default for HttpConfig {
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),
             event_budget: EventBudget::default(),
+            instance_lease: Duration::from_secs(10),
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -125,6 +154,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Arc<session::Sessions>,
     /// Cancelled when the shutdown begins ([`McpHttp::shutdown`]).
     pub(crate) shutdown: CancellationToken,
+    /// What this instance shares with the others of its deployment, if it is one of several.
+    pub(crate) deployment: Option<deployment::Deployment>,
 }
 
 impl Inner {
@@ -138,6 +169,16 @@ impl Inner {
 pub(crate) fn sessions_full(id: Option<&mcp_protocol::RequestId>) -> Response {
     let error = ErrorObject::internal("the server holds as many sessions as it may; try again later");
     let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The answer to a request that needs the shared store while it cannot be reached: `503`,
+/// come back in a second (the store's client reconnects by itself).
+pub(crate) fn store_unavailable(error: &mcp_server::shared::StoreError) -> Response {
+    tracing::warn!(error = %error, "a request needed the shared store, which failed");
+    let error = ErrorObject::internal("the server's shared store is unavailable; try again shortly");
+    let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error);
     r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r
 }
@@ -188,16 +229,52 @@ impl McpHttp {
 
     /// Like [`Self::new`], keeping the events of resumable streams in `store`.
     pub fn with_event_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
-        let sessions = session::Sessions::new(server.clone(), config.session_idle_timeout, config.max_sessions, store);
+        let sessions =
+            session::Sessions::new(server.clone(), config.session_idle_timeout, config.max_sessions, store, None);
         let shutdown = CancellationToken::new();
-        Self { inner: Arc::new(Inner { server, config, sessions, shutdown }) }
+        Self { inner: Arc::new(Inner { server, config, sessions, shutdown, deployment: None }) }
+    }
+
+    /// One instance of a deployment of several, behind one address, that act as one server:
+    /// Streamable HTTP sessions are kept in the shared store of `shared`, so that any instance
+    /// serves any of them; the server's changes ([`Server::share_changes`]) and the sessions'
+    /// reach the clients of every instance over its bus. See docs/SCALING.md.
+    ///
+    /// A request's resumable stream is kept in the shared store too, so that a client resumes
+    /// it on any instance. A session's standalone (GET) stream stays this instance's, and so
+    /// do HTTP+SSE sessions (2024-11-05: its stream is the session; route them sticky).
+    pub async fn shared(server: Server, config: HttpConfig, shared: SharedState) -> Result<Self, StoreError> {
+        server.share_changes(shared.bus.clone()).await?;
+        let instance = Instance::new();
+        let lease = instance.keep_alive(shared.presence.clone(), config.instance_lease).await?;
+        let deployment = deployment::Deployment {
+            events: shared.events,
+            bus: shared.bus.clone(),
+            presence: shared.presence,
+            instance,
+            lease: config.instance_lease,
+            _lease: lease,
+        };
+        let events = Arc::new(MemoryEventStore::with_budget(config.event_budget));
+        let sessions = SharedSessions::new(shared.sessions, shared.bus);
+        let sessions = session::Sessions::new(
+            server.clone(),
+            config.session_idle_timeout,
+            config.max_sessions,
+            events,
+            Some(sessions),
+        );
+        sessions.follow_news().await?;
+        let shutdown = CancellationToken::new();
+        Ok(Self { inner: Arc::new(Inner { server, config, sessions, shutdown, deployment: Some(deployment) }) })
     }
 
     /// Begins the shutdown: from now on new requests are answered `503`, and SSE streams
-    /// that would not end by themselves (legacy GET streams, the streams of legacy requests,
-    /// 2026-07-28 listen streams) end with a `retry` hint, so that their clients reconnect,
-    /// elsewhere if a load balancer sends them there. Requests in flight go on. For a router
-    /// mounted in an application of one's own; [`Self::serve_until`] calls it.
+    /// that would not end by themselves (legacy GET streams, 2026-07-28 listen streams, legacy
+    /// streams resumed here from another instance) end with a `retry` hint, so that their
+    /// clients reconnect, elsewhere if a load balancer sends them there. Requests in flight go
+    /// on, their streams too, until they are answered. For a router mounted in an application
+    /// of one's own; [`Self::serve_until`] calls it.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
     }
@@ -321,12 +398,15 @@ async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
         Err(refused) => return refused,
     };
     match headers::value(&headers, &headers::names::SESSION_ID) {
-        Ok(Some(id))
-            if inner.sessions.get(id).is_some_and(|s| auth::may_use(&s, &caller)) && inner.sessions.remove(id) =>
-        {
-            StatusCode::NO_CONTENT.into_response()
-        }
-        Ok(Some(_)) => plain(StatusCode::NOT_FOUND, "unknown or ended session"),
+        Ok(Some(id)) => match inner.sessions.find(id, &caller).await {
+            Ok(session::Found::Session(s)) if auth::may_use(&s, &caller) => match inner.sessions.end(id).await {
+                Ok(_) => StatusCode::NO_CONTENT.into_response(),
+                Err(e) => store_unavailable(&e),
+            },
+            Ok(session::Found::Full) => sessions_full(None),
+            Ok(_) => plain(StatusCode::NOT_FOUND, "unknown or ended session"),
+            Err(e) => store_unavailable(&e),
+        },
         Ok(None) => {
             let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "DELETE ends a legacy session; none was named");
             r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, GET, DELETE"));

@@ -26,10 +26,11 @@
 pub use authoring::glue as __private;
 
 // Layers, each file importing only the ones above it:
-//   error, scopes, link (the engine behind its lock, and the sinks) ->
+//   shared, error, scopes, link (the engine behind its lock, and the sinks) ->
 //   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
-//   server/{validation, config, mod}, middleware/{request, response} (the server holds its
-//   middleware stack, whose requests carry the server) ->
+//   handles (it adds `ToolDef::creates`) -> server/{validation, config, mod},
+//   middleware/{request, response} (the server holds its middleware stack, whose requests
+//   carry the server) ->
 //   admission, answer, panic, tasks/{run, methods}, dispatch -> middleware/stack -> connection -> session
 mod admission;
 mod answer;
@@ -38,6 +39,7 @@ mod connection;
 mod context;
 mod dispatch;
 mod error;
+pub mod handles;
 mod link;
 pub mod middleware;
 mod panic;
@@ -46,6 +48,7 @@ pub mod roots;
 mod scopes;
 mod server;
 mod session;
+pub mod shared;
 mod state;
 mod tasks;
 
@@ -55,16 +58,17 @@ pub use authoring::{
 };
 pub use context::{Context, InputRequest};
 pub use error::{AskError, HandlerError, HandlerResult};
+pub use handles::{HandleError, HandleStore, Handles, MemoryHandleStore};
 pub use mcp_protocol::engine::Change;
 pub use mcp_protocol::Principal;
 pub use middleware::{McpRequest, McpResponse};
 pub use roots::{Roots, RootsError};
 pub use scopes::Scopes;
-pub use server::{Server, ServerBuilder, ServerConfig};
+pub use server::{Server, ServerBuilder, ServerConfig, WeakServer};
 pub use session::ServerSession;
 pub use tasks::{
     now_ms, InMemoryTaskStore, TaskChange, TaskClock, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings,
-    TaskStore, TaskStoreError,
+    TaskStore, TaskStoreError, TASKS_TOPIC, TASK_RUNNER_STOPPED,
 };
 
 impl Server {

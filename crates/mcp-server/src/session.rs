@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::engine::Change;
+use mcp_protocol::engine::{Change, SessionSnapshot, SnapshotRefused};
 use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{ClientRequest, Decoded, FromClient, Received, Request};
 use mcp_protocol::{Principal, ProtocolVersion, RequestId};
@@ -46,6 +46,21 @@ impl Server {
         let peer = Peer::new(self.settings().clone());
         let link = Arc::new(Link::new(peer, Sink::Function(Arc::new(sink)), Some(id.into())));
         ServerSession { server: self.clone(), link }
+    }
+
+    /// A session another instance of this server began (or this one, before a restart),
+    /// restored from its `snapshot` without the handshake again; its own messages go to
+    /// `sink`, as with [`Self::session_with_id`]. Refused for a snapshot of a revision without
+    /// sessions (2026-07-28).
+    pub fn restore_session(
+        &self,
+        id: impl Into<Arc<str>>,
+        snapshot: SessionSnapshot,
+        sink: impl Fn(Outbound) -> bool + Send + Sync + 'static,
+    ) -> Result<ServerSession, SnapshotRefused> {
+        let session = self.session_with_id(id, sink);
+        session.restore(snapshot)?;
+        Ok(session)
     }
 
     /// The changes of this server's lists and resources, as they happen.
@@ -177,6 +192,25 @@ impl ServerSession {
     /// whose scopes may have grown since (a step-up).
     pub fn set_principal(&self, principal: Option<Arc<Principal>>) {
         self.link.set_principal(principal);
+    }
+
+    /// The session's negotiated state (revision, client, log level, subscriptions), once
+    /// `initialize` has been answered: what a shared store keeps of it.
+    pub fn snapshot(&self) -> Option<SessionSnapshot> {
+        self.link.read(|peer| peer.snapshot())
+    }
+
+    /// Brings the session to the state `snapshot` describes (another instance changed its log
+    /// level or subscriptions).
+    pub fn restore(&self, snapshot: SessionSnapshot) -> Result<(), SnapshotRefused> {
+        self.link.run(|peer| peer.restore(snapshot)).0
+    }
+
+    /// How many times the session's state changed here (see
+    /// [`ServerPeer::state_changes`](mcp_protocol::engine::ServerPeer::state_changes)): when it
+    /// grew since the last [`Self::snapshot`] kept, keep one again.
+    pub fn state_changes(&self) -> u64 {
+        self.link.read(|peer| peer.state_changes())
     }
 
     /// The negotiated revision, once `initialize` has been answered.

@@ -12,11 +12,20 @@
 //!
 //! `what` is anything [`Display`](fmt::Display): a `&str`, or a [`describe`] that tells the
 //! state of things only when the wait fails (what was received, what the child printed).
+//!
+//! Tests of state shared between servers run real servers we did not write, each started by
+//! the test on a loopback port of its own and stopped when dropped: [`redis::RedisServer`]
+//! and [`haproxy::Haproxy`] (round robin, no affinity). Both programs must be installed;
+//! `scripts/test` installs them (apt-get) when it can.
 
 use std::fmt;
 use std::future::Future;
 use std::process::Output;
 use std::time::Duration;
+
+mod child;
+pub mod haproxy;
+pub mod redis;
 
 /// How long a condition is waited for before the test fails: far longer than anything takes
 /// on an idle machine, so that only a real failure reaches it.

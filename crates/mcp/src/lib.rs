@@ -104,9 +104,10 @@
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
 //! | `gateway` | [`Gateway`]: several servers behind one, each under a prefix; the bridge ([`bridge`]) | yes |
 //! | `auth` | OAuth ([`auth`]): the client, and with `http` the protected resource | yes |
+//! | `redis` | several instances behind one address sharing Redis ([`redis`]): sessions, resumable streams, handles, tasks | no |
 //! | `opentelemetry` | trace context in `_meta`: the server's tracing layer continues the caller's trace, the client sends its span's (tracing-opentelemetry) | no |
 //!
-//! `default` turns on every feature but `opentelemetry`. A stdio server needs only
+//! `default` turns on every feature but `opentelemetry` and `redis`. A stdio server needs only
 //! `default-features = false, features = ["server", "macros"]`: no HTTP stack, no TLS.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
@@ -123,9 +124,9 @@ pub use mcp_server as server;
 pub use mcp_server::__private;
 #[cfg(feature = "server")]
 pub use mcp_server::{
-    Context, FromContext, HandlerError, HandlerResult, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json,
-    McpRequest, McpResponse, Principal, PromptDef, ResourceDef, Roots, RootsError, Scopes, Server, ServerBuilder,
-    ServerConfig, State, ToolDef, ToolError, ToolSet,
+    Context, FromContext, HandleError, HandleStore, HandlerError, HandlerResult, Handles, IntoPromptDef,
+    IntoResourceDef, IntoToolDef, IntoToolSet, Json, McpRequest, McpResponse, MemoryHandleStore, Principal, PromptDef,
+    ResourceDef, Roots, RootsError, Scopes, Server, ServerBuilder, ServerConfig, State, ToolDef, ToolError, ToolSet,
 };
 
 /// Why [`Context::progress`] sent nothing: the client did not ask for progress on this
@@ -146,6 +147,9 @@ pub use mcp_http as http;
 
 #[cfg(feature = "auth")]
 pub use mcp_auth as auth;
+
+#[cfg(feature = "redis")]
+pub use mcp_store_redis as redis;
 
 #[cfg(feature = "gateway")]
 pub use mcp_bridge as bridge;

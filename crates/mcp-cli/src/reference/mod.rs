@@ -331,6 +331,28 @@ fn add_tools(server: &Server) {
         ),
         |args, _| async move { Ok(CallToolResult::text(format!("Received: {}", Value::Object(args)))) },
     );
+    // Weak: the server holds this tool, which must not hold the server.
+    let weak = server.downgrade();
+    server.add_tool(
+        Tool::new(
+            "test_touch_resource",
+            "Announces that a resource changed: every client subscribed to it, on every instance of the server, \
+             gets notifications/resources/updated.",
+            json!({"type":"object","properties":{
+                "uri":{"type":"string","description":"The resource's URI"}
+            },"required":["uri"]}),
+        ),
+        move |args, _| {
+            let server = weak.upgrade();
+            async move {
+                let uri = string_arg(&args, "uri")?;
+                if let Some(server) = server {
+                    server.notify_resource_updated(uri.clone());
+                }
+                Ok(CallToolResult::text(format!("announced an update of {uri}")))
+            }
+        },
+    );
     server.add_tool(
         Tool::new("test_reconnection", "Completes after a short pause (SSE reconnection test over HTTP).", no_args()),
         |_, ctx: Context| async move {

@@ -7,6 +7,7 @@ mod cli_filesystem;
 mod cli_gateway;
 mod cli_oauth;
 mod cli_proxy;
+mod cli_scale;
 mod cli_settle;
 mod cli_shutdown;
 mod npm_e2e;

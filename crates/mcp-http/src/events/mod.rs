@@ -14,9 +14,11 @@
 //! that no call waits for an answer that will never come.
 
 mod memory;
+mod shared;
 mod streams;
 
 pub use memory::{EventBudget, MemoryEventStore};
+pub use shared::{SharedEventStore, StreamInfo};
 pub(crate) use streams::{SessionStreams, StreamLog, StreamLookup};
 
 /// A stream's events were let go to stay within the store's budget: it cannot be resumed.

@@ -89,12 +89,24 @@ impl SessionStreams {
 
     /// Opens a new request stream answering `request`; returns its number and log. Finished
     /// streams beyond a few are forgotten (with `forget` called for each).
-    pub(crate) fn open(&self, request: Option<RequestId>, mut forget: impl FnMut(u64)) -> (u64, Arc<StreamLog>) {
+    pub(crate) fn open(&self, request: Option<RequestId>, forget: impl FnMut(u64)) -> (u64, Arc<StreamLog>) {
         let id = {
             let mut n = self.next.lock();
             *n += 1;
             *n
         };
+        self.open_as(id, request, forget)
+    }
+
+    /// [`Self::open`] with a number of the caller's (random, for a session several instances
+    /// serve: their numbers must not meet). A number so given and no longer kept is looked up
+    /// as [`StreamLookup::Never`].
+    pub(crate) fn open_as(
+        &self,
+        id: u64,
+        request: Option<RequestId>,
+        mut forget: impl FnMut(u64),
+    ) -> (u64, Arc<StreamLog>) {
         let log = Arc::new(StreamLog { request, ..StreamLog::default() });
         let mut logs = self.logs.lock();
         let mut finished: Vec<u64> = logs.iter().filter(|(k, l)| **k != 0 && l.is_done()).map(|(k, _)| *k).collect();

@@ -11,6 +11,7 @@ mod http_modern;
 mod http_oauth;
 mod http_panics;
 mod http_security;
+mod http_shared;
 mod http_sse_legacy;
 #[cfg(feature = "auth")]
 #[path = "../../../../tests/auth/provider.rs"]

@@ -37,5 +37,5 @@ pub use peer::{Event, Events, Failure, Now, SendOptions, Transmit, Transmits};
 pub use role::{Client, Role, Server};
 pub use server::{
     missing_capability, tasks_extension_missing, Change, Feature, NotAsked, Offer, Scope, ServedRequest, ServerNews,
-    ServerPeer, ServerSettings, Session, TaskMethods,
+    ServerPeer, ServerSettings, Session, SessionSnapshot, SnapshotRefused, TaskMethods,
 };

@@ -55,6 +55,11 @@ pub struct TaskRecord {
     pub input_requests: JsonObject,
     /// Answers received and not yet taken by the handler, by key.
     pub input_responses: JsonObject,
+    /// The server instance whose handler runs the task, when several instances share the
+    /// store (scale-out): another instance that finds it gone fails the task. Absent for a
+    /// single instance, and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
 }
 
 /// A change to a stored task. Stores apply it with [`TaskRecord::apply`], so that every
@@ -151,6 +156,7 @@ impl TaskRecord {
             outcome: None,
             input_requests: JsonObject::new(),
             input_responses: JsonObject::new(),
+            runner: None,
         }
     }
 
@@ -329,6 +335,11 @@ mod tests {
         r.outcome = Some(TaskOutcome::Error(ErrorObject::internal("x")));
         let text = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<TaskRecord>(&text).unwrap(), r);
+        let mut text = serde_json::to_value(&r).unwrap();
+        assert!(text.get("runner").is_none(), "a record without a runner reads as before");
+        r.runner = Some("instance".into());
+        text = serde_json::to_value(&r).unwrap();
+        assert_eq!(serde_json::from_value::<TaskRecord>(text).unwrap(), r);
         let change = TaskChange::Take { keys: vec!["k".into()] };
         let text = serde_json::to_string(&change).unwrap();
         assert_eq!(serde_json::from_str::<TaskChange>(&text).unwrap(), change);

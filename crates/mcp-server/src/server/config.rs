@@ -266,6 +266,7 @@ impl ServerBuilder {
                 in_flight: Default::default(),
                 stack: self.layers.build(),
                 parents: Default::default(),
+                shared_changes: Default::default(),
             }),
         };
         for tool in self.tools {

@@ -52,6 +52,8 @@ pub(crate) struct ServerInner {
     pub(crate) stack: Option<crate::middleware::Stack>,
     /// The servers this one is mounted in (see [`mount`]).
     pub(crate) parents: parking_lot::Mutex<Vec<mount::Parent>>,
+    /// Where this instance publishes its changes for the others ([`Server::share_changes`]).
+    pub(crate) shared_changes: crate::shared::SharedChangesSlot,
 }
 
 /// An MCP server: a set of tools, resources and prompts, served on any number of
@@ -61,7 +63,32 @@ pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
 }
 
+/// A [`Server`] that does not keep it alive: for a handler that needs its own server (to
+/// announce a change, say) without making a cycle that would never be freed.
+#[derive(Clone)]
+pub struct WeakServer {
+    inner: std::sync::Weak<ServerInner>,
+}
+
+impl WeakServer {
+    /// The server, unless it is gone.
+    pub fn upgrade(&self) -> Option<Server> {
+        self.inner.upgrade().map(|inner| Server { inner })
+    }
+}
+
+impl std::fmt::Debug for WeakServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WeakServer")
+    }
+}
+
 impl Server {
+    /// This server, without keeping it alive (see [`WeakServer`]).
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer { inner: Arc::downgrade(&self.inner) }
+    }
+
     /// Starts building a server with a name and a version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder::new(name, version)
@@ -83,6 +110,9 @@ impl Server {
     }
 
     fn announce(&self, change: Change) {
+        if let Some(shared) = self.inner.shared_changes.get() {
+            shared.publish(&change);
+        }
         // No receiver just means no connection is open.
         let _ = self.inner.changes.send(change);
     }

@@ -34,11 +34,13 @@ mod config;
 mod methods;
 mod run;
 mod runtime;
+mod shared;
 mod store;
 
 pub use clock::TaskClock;
 pub use config::{TaskConfig, TaskSettings};
 pub use mcp_protocol::engine::task::{TaskChange, TaskOutcome, TaskRecord, TaskStoreError};
+pub use shared::{TASKS_TOPIC, TASK_RUNNER_STOPPED};
 pub use store::{now_ms, InMemoryTaskStore, TaskPage, TaskStore};
 
 pub(crate) use methods::dispatch;

@@ -93,7 +93,10 @@ pub(crate) fn owner(ctx: &Context) -> Option<String> {
     if let Some(principal) = ctx.principal() {
         return Some(principal.key());
     }
-    (!ctx.revision().is_modern()).then(|| ctx.link().task_owner().to_owned())
+    // A session the transport names (HTTP's `Mcp-Session-Id`) may move between instances:
+    // its tasks belong to the name, which every instance knows, not to one instance's link.
+    (!ctx.revision().is_modern())
+        .then(|| ctx.link().session_id().map_or_else(|| ctx.link().task_owner().to_owned(), str::to_owned))
 }
 
 /// A handler's work as a task runs it: its result, or the panic it died of.
@@ -108,7 +111,7 @@ async fn create_task(runtime: &TaskRuntime, ctx: &Context, requested_ttl: Option
     if runtime.running() >= runtime.config.max_running {
         return Err(Refusal::TooManyTasks);
     }
-    let record = TaskRecord::new(
+    let mut record = TaskRecord::new(
         mcp_protocol::id::random_id(),
         owner(ctx),
         ctx.revision(),
@@ -117,6 +120,8 @@ async fn create_task(runtime: &TaskRuntime, ctx: &Context, requested_ttl: Option
         Some(runtime.config.poll_interval),
         runtime.clock.now_ms(),
     );
+    // Its handler runs here: should this instance stop, the others fail the task.
+    record.runner = runtime.instance();
     Ok(runtime.store.create(record).await?)
 }
 

@@ -37,6 +37,9 @@ pub(crate) struct TaskRuntime {
     pub(crate) clock: TaskClock,
     running: Mutex<HashMap<String, Running>>,
     pub(crate) changed: broadcast::Sender<String>,
+    /// How this instance shares task news with the others ([`crate::Server::share_tasks`]);
+    /// unset for a server of one instance.
+    pub(super) shared: std::sync::OnceLock<super::shared::SharedTasks>,
 }
 
 impl TaskRuntime {
@@ -45,7 +48,7 @@ impl TaskRuntime {
         let store =
             store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new(config.max_tasks).with_clock(clock.clone())));
         let (changed, _) = broadcast::channel(256);
-        Self { store, config, clock, running: Mutex::default(), changed }
+        Self { store, config, clock, running: Mutex::default(), changed, shared: std::sync::OnceLock::new() }
     }
 
     /// The `tasks` capability of 2025-11-25.
@@ -75,6 +78,10 @@ impl TaskRuntime {
         let announced = !matches!(change, TaskChange::Message { .. } | TaskChange::Answer { .. });
         let record = self.store.update(task_id, change).await?;
         let _ = self.changed.send(record.task_id.clone());
+        if let Some(shared) = self.shared.get() {
+            // The other instances' waiters too, and the instance whose connection owns it.
+            shared.changed(&record.task_id, announced);
+        }
         if announced {
             self.announce(&record).await;
         }
@@ -82,7 +89,7 @@ impl TaskRuntime {
     }
 
     /// Sends `notifications/tasks/status` to the connection that owns a running task.
-    async fn announce(&self, record: &TaskRecord) {
+    pub(super) async fn announce(&self, record: &TaskRecord) {
         let notify = self.running.lock().get(&record.task_id).and_then(|r| r.notify.clone());
         if let Some(link) = notify {
             let status = ServerNotification::TaskStatus(Box::new(record.to_task(false)));
@@ -119,11 +126,31 @@ impl TaskRuntime {
     /// its handler.
     pub(crate) async fn cancel(&self, task_id: &str, message: &str) -> Result<TaskRecord, TaskStoreError> {
         let record = self.apply(task_id, TaskChange::Cancel { message: Some(message.to_owned()) }).await?;
-        let token = self.running.lock().get(task_id).map(|r| r.cancel.clone());
-        if let Some(token) = token {
-            token.cancel();
+        if !self.cancel_here(task_id) {
+            if let Some(shared) = self.shared.get() {
+                // Its handler runs on another instance (or nowhere): whichever runs it stops it.
+                shared.cancel(task_id);
+            }
         }
         Ok(record)
+    }
+
+    /// Cancels the handler of task `task_id` if it runs on this instance; returns whether it
+    /// does.
+    pub(super) fn cancel_here(&self, task_id: &str) -> bool {
+        let token = self.running.lock().get(task_id).map(|r| r.cancel.clone());
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Whether a connection of this instance is told about task `task_id`'s status changes.
+    pub(super) fn announced_here(&self, task_id: &str) -> bool {
+        self.running.lock().get(task_id).is_some_and(|r| r.notify.is_some())
+    }
+
+    /// The instance this one is among the others, once it shares its tasks: what a new task
+    /// records as its runner.
+    pub(crate) fn instance(&self) -> Option<String> {
+        self.shared.get().map(|s| s.instance().to_owned())
     }
 
     /// Waits until the task is terminal (or gone).
@@ -134,11 +161,19 @@ impl TaskRuntime {
             if record.status.is_terminal() {
                 return Ok(record);
             }
-            // The broadcast says when a task of this instance changed; the timer catches
-            // changes made elsewhere (a shared store) and lagged receivers.
-            tokio::select! {
-                _ = changes.recv() => {}
-                _ = tokio::time::sleep(self.config.poll_interval) => {}
+            // The broadcast says when a task changed (here, or on another instance that
+            // shares its tasks); the timer catches news lost (the bus is at most once) and
+            // lagged receivers. Another task's change is no reason to read the store again.
+            let poll = tokio::time::sleep(self.config.poll_interval);
+            tokio::pin!(poll);
+            loop {
+                tokio::select! {
+                    changed = changes.recv() => match changed {
+                        Ok(id) if id != task_id => continue,
+                        _ => break,
+                    },
+                    _ = &mut poll => break,
+                }
             }
         }
     }

@@ -53,6 +53,14 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Forgets every task whose `ttl` elapsed; returns how many.
     fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
 
+    /// Every task recorded as running on some instance ([`TaskRecord::runner`] set, not
+    /// terminal yet), for an instance that looks for the tasks of instances that stopped
+    /// ([`crate::Server::share_tasks`]). A store of one instance has none to give: the default
+    /// answers none.
+    fn running_on_instances(&self) -> BoxFuture<'_, Result<Vec<TaskRecord>, TaskStoreError>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
     /// Sets a running task's status (`working` or `input_required`) and message.
     fn update_status<'a>(
         &'a self,

@@ -71,6 +71,65 @@ async fn notes_keeps_notes_and_serves_them_as_resources_and_prompts() {
 }
 
 #[tokio::test]
+async fn cart_keeps_a_cart_under_a_handle() {
+    let s = spawn(&Client::builder("t", "1").build(), "cart").await;
+    let run = async {
+        let cart = text(&s.call_tool("cart_create", json!({})).await.unwrap()).to_owned();
+        assert!(cart.starts_with("cart_"), "{cart}");
+        let add = |item: &str, quantity: u32| {
+            s.call_tool("cart_add", json!({"cart": cart, "item": item, "quantity": quantity}))
+        };
+        assert_eq!(text(&add("tea", 2).await.unwrap()), "2");
+        assert_eq!(text(&add("tea", 1).await.unwrap()), "3");
+        add("milk", 1).await.unwrap();
+        let shown = s.call_tool("cart_show", json!({"cart": cart})).await.unwrap();
+        assert_eq!(shown.structured_content, Some(json!({"items": {"milk": 1, "tea": 3}})));
+        let unknown = s.call_tool("cart_show", json!({"cart": "cart_42"})).await.unwrap();
+        assert_eq!(unknown.is_error, Some(true));
+        assert_eq!(text(&unknown), r#"unknown or expired cart handle "cart_42": create a new one with cart_create"#);
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}
+
+/// Two instances of the cart example sharing a Redis: a cart made through one is filled and
+/// shown through the other, over Streamable HTTP (2025-11-25 sessions, and 2026-07-28).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cart_instances_sharing_redis_serve_each_others_carts() {
+    let redis = mcp_testkit::redis::RedisServer::start();
+    let mut instances = Vec::new();
+    for _ in 0..2 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = tokio::process::Command::new(example("cart"))
+            .args(["--http", &format!("127.0.0.1:{port}"), "--store", &redis.url()])
+            .kill_on_drop(true)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        instances.push((child, port));
+    }
+    let run = async {
+        for (_, port) in &instances {
+            listens(*port).await;
+        }
+        for version in [mcp::ProtocolVersion::V2025_11_25, mcp::ProtocolVersion::LATEST] {
+            let connect = |port: u16| async move {
+                let url = format!("http://127.0.0.1:{port}/mcp");
+                let connection = mcp::transport::http::connect(&url, Default::default()).unwrap();
+                Client::builder("t", "1").protocol_version(version).build().connect(connection).await.unwrap()
+            };
+            let (a, b) = (connect(instances[0].1).await, connect(instances[1].1).await);
+            let cart = text(&a.call_tool("cart_create", json!({})).await.unwrap()).to_owned();
+            let added = b.call_tool("cart_add", json!({"cart": cart, "item": "tea", "quantity": 2})).await.unwrap();
+            assert_eq!(text(&added), "2", "{version}: the cart made on a, filled on b");
+            let shown = a.call_tool("cart_show", json!({"cart": cart})).await.unwrap();
+            assert_eq!(shown.structured_content, Some(json!({"items": {"tea": 2}})), "{version}");
+        }
+    };
+    timeout(LIMIT, run).await.expect("in time");
+}
+
+#[tokio::test]
 async fn demo_the_contract_program_serves_over_stdio() {
     let client = Client::builder("t", "1").build();
     let command = ChildCommand::parse(example("demo").to_str().unwrap()).unwrap();

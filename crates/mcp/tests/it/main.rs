@@ -7,6 +7,7 @@ mod conversions;
 mod docs;
 mod examples;
 mod features;
+mod handles;
 mod middleware;
 mod mount;
 mod names;

@@ -239,11 +239,13 @@ pub struct SseReader {
     ended: bool,
     /// Comment lines seen so far (keep-alives).
     pub comments: usize,
+    /// The id of the last event that had one (what a client resumes from).
+    last_id: Option<String>,
 }
 
 impl SseReader {
     pub fn new(resp: Response) -> Self {
-        Self { stream: Box::pin(resp.bytes_stream()), buf: Vec::new(), ended: false, comments: 0 }
+        Self { stream: Box::pin(resp.bytes_stream()), buf: Vec::new(), ended: false, comments: 0, last_id: None }
     }
 
     /// Takes one complete event block (up to a blank line) out of the buffer, if there is one.
@@ -291,7 +293,15 @@ impl SseReader {
             }
         }
         event.data = data.join("\n");
+        if event.id.is_some() {
+            self.last_id = event.id.clone();
+        }
         any.then_some(event)
+    }
+
+    /// The id of the last event read that had one: the `Last-Event-ID` to resume with.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
     }
 
     /// The next event (comments skipped); `None` once the stream has ended. Unbounded: use
@@ -319,9 +329,13 @@ impl SseReader {
         within(what, self.next_event()).await.unwrap_or_else(|| panic!("SSE stream ended before {what}"))
     }
 
-    /// The next `message` event's JSON, which must come within [`STEP`].
+    /// The next `message` event's JSON, which must come within [`STEP`] (a priming event,
+    /// which has no data, is skipped).
     pub async fn next_message(&mut self, what: &str) -> Value {
-        let e = self.next_within(what).await;
+        let mut e = self.next_within(what).await;
+        while e.data.is_empty() && e.id.is_some() {
+            e = self.next_within(what).await;
+        }
         assert!(e.event.is_none() || e.event.as_deref() == Some("message"), "event type of {what}: {e:?}");
         e.json()
     }
@@ -344,13 +358,15 @@ pub fn content_type(headers: &HeaderMap) -> String {
 }
 
 /// All JSON-RPC messages of a response: the JSON body, or every SSE event's data until the
-/// stream ends.
+/// stream ends (a 2025-11-25 priming event, which has no data, is no message).
 pub async fn all_messages(resp: Response) -> Vec<Value> {
     if is_sse(&resp) {
         let mut reader = SseReader::new(resp);
         let mut out = Vec::new();
         while let Some(e) = within("the next SSE event", reader.next_event()).await {
-            out.push(e.json());
+            if !e.data.is_empty() {
+                out.push(e.json());
+            }
         }
         out
     } else {

@@ -100,14 +100,19 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             }
             ClientRequest::SetLevel(p) => {
                 self.log_level = Some(p.level);
+                self.state_changes += 1;
                 return self.answer_now(&id, batch, rev, Ok(ServerResult::Empty(EmptyResult::default())));
             }
             ClientRequest::Subscribe(p) => {
-                self.subscriptions.insert(p.uri.clone());
+                if self.subscriptions.insert(p.uri.clone()) {
+                    self.state_changes += 1;
+                }
                 return self.answer_now(&id, batch, rev, Ok(ServerResult::Empty(EmptyResult::default())));
             }
             ClientRequest::Unsubscribe(p) => {
-                self.subscriptions.remove(&p.uri);
+                if self.subscriptions.remove(&p.uri) {
+                    self.state_changes += 1;
+                }
                 return self.answer_now(&id, batch, rev, Ok(ServerResult::Empty(EmptyResult::default())));
             }
             ClientRequest::Listen(p) => {

@@ -100,6 +100,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             capabilities: Arc::new(params.capabilities),
             client_info: Arc::new(params.client_info),
         });
+        self.state_changes += 1;
         Ok(ServerResult::Initialize(Box::new(InitializeResult {
             protocol_version: revision,
             capabilities: offer.capabilities(),

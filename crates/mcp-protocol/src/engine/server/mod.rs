@@ -20,6 +20,7 @@ mod listen;
 mod methods;
 mod outgoing;
 mod settings;
+mod snapshot;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub use listen::Change;
 pub use methods::{missing_capability, tasks_extension_missing};
 pub use outgoing::NotAsked;
 pub use settings::{Feature, Offer, ServerSettings, TaskMethods};
+pub use snapshot::{SessionSnapshot, SnapshotRefused};
 
 /// What a legacy client negotiated with `initialize`.
 #[derive(Debug, Clone)]
@@ -151,6 +153,9 @@ pub struct ServerPeer<W = (), H = ()> {
     session: Option<Session>,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
+    /// Counts the changes of what a [`SessionSnapshot`] holds, so that a transport keeping
+    /// sessions in a shared store knows when to write one again.
+    state_changes: u64,
     batches: HashMap<u64, Batch>,
     next_batch: u64,
     core: Core<W, H, ServerServing>,
@@ -168,6 +173,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             session: None,
             log_level: Some(LoggingLevel::Debug),
             subscriptions: HashSet::new(),
+            state_changes: 0,
             batches: HashMap::new(),
             next_batch: 0,
             core: Core::default(),

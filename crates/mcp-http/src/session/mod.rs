@@ -1,6 +1,17 @@
 //! Legacy-era sessions over HTTP: each one is a [`ServerSession`] fed by POSTs, whose own
 //! messages are filed in its standalone stream, read by the GET stream (or, for HTTP+SSE,
 //! by its one SSE stream). An idle session holds no task and no channel.
+//!
+//! With a shared [`SessionStore`] (scale-out, see `shared`), a Streamable HTTP session is kept
+//! there too, and any instance serves it: each instance keeps the sessions it served lately,
+//! and restores the others from the store.
+
+mod shared;
+mod store;
+
+pub(crate) use shared::Found;
+pub use shared::SharedSessions;
+pub use store::{SessionRecord, SessionStore};
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -31,6 +42,14 @@ pub(crate) struct Session {
     last_seen: Mutex<Instant>,
     /// Cancelled when the session ends, so that its streams end too.
     pub(crate) closed: tokio_util::sync::CancellationToken,
+    /// Whether the session is kept in the shared store (a Streamable HTTP session of a
+    /// deployment that has one; an HTTP+SSE session is its stream, and stays here).
+    pub(crate) shared: bool,
+    /// The engine's [`ServerSession::state_changes`] when the session was last kept in the
+    /// shared store.
+    pub(crate) saved_changes: AtomicU64,
+    /// When this instance last restarted the session's lifetime in the shared store.
+    pub(crate) touched: Mutex<Instant>,
 }
 
 impl Session {
@@ -82,7 +101,9 @@ pub(crate) struct Sessions {
     server: Server,
     pub(crate) store: Arc<dyn EventStore>,
     map: Mutex<HashMap<String, Arc<Session>>>,
-    idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    /// The deployment's shared store of sessions, if it has one.
+    pub(crate) shared: Option<SharedSessions>,
     /// Sessions held at once; a new one beyond is refused.
     max: usize,
 }
@@ -92,9 +113,15 @@ pub(crate) struct Sessions {
 pub(crate) struct SessionsFull;
 
 impl Sessions {
-    pub(crate) fn new(server: Server, idle_timeout: Duration, max: usize, store: Arc<dyn EventStore>) -> Arc<Self> {
+    pub(crate) fn new(
+        server: Server,
+        idle_timeout: Duration,
+        max: usize,
+        store: Arc<dyn EventStore>,
+        shared: Option<SharedSessions>,
+    ) -> Arc<Self> {
         let mut changes = server.changes();
-        let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout, max });
+        let sessions = Arc::new(Self { server, store, map: Mutex::default(), idle_timeout, shared, max });
         let weak = Arc::downgrade(&sessions);
         let period = (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         tokio::spawn(async move {
@@ -114,7 +141,10 @@ impl Sessions {
                     Err(RecvError::Closed) => break,
                 };
                 let Some(sessions) = weak.upgrade() else { break };
-                let open: Vec<Arc<Session>> = sessions.map.lock().values().cloned().collect();
+                // A shared session is told where its GET stream is open: the other instances
+                // that served it lately would file the news where nobody reads it.
+                let open: Vec<Arc<Session>> =
+                    sessions.map.lock().values().filter(|s| !s.shared || *s.streaming.lock()).cloned().collect();
                 for change in &changed {
                     for session in &open {
                         session.core.announce(change).await;
@@ -125,17 +155,33 @@ impl Sessions {
         sessions
     }
 
-    /// Opens a session, unless as many are open as the server may hold.
-    pub(crate) fn create(&self) -> Result<Arc<Session>, SessionsFull> {
+    /// Opens a session, unless as many are open as the server may hold. A Streamable HTTP
+    /// session (`streamable`) is kept in the shared store, if there is one, once initialized.
+    pub(crate) fn create(&self, streamable: bool) -> Result<Arc<Session>, SessionsFull> {
         if self.map.lock().len() >= self.max {
             return Err(SessionsFull);
         }
-        let store = self.store.clone();
         // 128 bits from the CSPRNG, as hex (visible ASCII).
         let id = mcp_protocol::id::random_id();
+        let shared = streamable && self.shared.is_some();
+        let session = self.build(id, shared, |id, sink| Some(self.server.session_with_id(id, sink)));
+        let Some(session) = session else { return Err(SessionsFull) };
+        self.admit(session)
+    }
+
+    /// A session object around the engine `core` makes, its own messages filed in its
+    /// standalone stream; `None` if `core` makes none.
+    fn build(
+        &self,
+        id: String,
+        shared: bool,
+        core: impl FnOnce(&str, Box<dyn Fn(Outbound) -> bool + Send + Sync>) -> Option<ServerSession>,
+    ) -> Option<Arc<Session>> {
+        let store = self.store.clone();
+        let mut made = None;
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
-            let core = self.server.session_with_id(id.as_str(), move |out| match weak.upgrade() {
+            let sink = Box::new(move |out| match weak.upgrade() {
                 Some(session) => {
                     // The session's own stream is not one request's: a hint to close it means nothing.
                     if let Outbound::Frame(frame) = out {
@@ -145,16 +191,25 @@ impl Sessions {
                 }
                 None => false,
             });
+            made = core(id.as_str(), sink);
             Session {
+                core: made.clone().unwrap_or_else(|| self.server.session_with_id(id.as_str(), |_| false)),
                 id,
-                core,
                 streams: SessionStreams::default(),
                 delivered: AtomicU64::new(0),
                 streaming: Mutex::new(false),
                 last_seen: Mutex::new(Instant::now()),
                 closed: Default::default(),
+                shared,
+                saved_changes: AtomicU64::new(0),
+                touched: Mutex::new(Instant::now()),
             }
         });
+        made.map(|_| session)
+    }
+
+    /// Holds `session` among the open ones, unless as many are open as the server may hold.
+    fn admit(&self, session: Arc<Session>) -> Result<Arc<Session>, SessionsFull> {
         let mut map = self.map.lock();
         if map.len() >= self.max {
             // Others were opened meanwhile.
@@ -173,7 +228,8 @@ impl Sessions {
         Some(s)
     }
 
-    /// Ends a session; returns whether it existed.
+    /// Ends a session here (not in the shared store: see [`Self::end`]); returns whether it
+    /// was open here.
     pub(crate) fn remove(&self, id: &str) -> bool {
         match self.map.lock().remove(id) {
             Some(s) => {
@@ -198,6 +254,8 @@ impl Sessions {
             let streaming = *s.streaming.lock();
             let keep = streaming || s.idle_for() < timeout;
             if !keep {
+                // A shared session is only let go here: the store forgets it by itself when
+                // it has been idle as long everywhere.
                 tracing::debug!(session = %id, "idle session expired");
                 s.closed.cancel();
                 s.core.close();

@@ -1,0 +1,155 @@
+//! `mcp serve --http --store`: instances of one deployment on a real Redis the test starts.
+//! A store that cannot be reached stops the start (exit 3, one line naming it); an instance
+//! killed outright leaves its sessions to the others, and its call in flight, resumed on
+//! another instance, is answered with an error (never a hang).
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_testkit::redis::RedisServer;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+const LIMIT: Duration = Duration::from_secs(30);
+const V1125: &str = "2025-11-25";
+
+#[test]
+fn an_unreachable_store_stops_the_start_with_one_line_naming_it() {
+    // Nothing listens on port 1; the password must not be shown.
+    for (how, url) in [("--store", "redis://:secret@127.0.0.1:1"), ("MCP_STORE", "redis://127.0.0.1:1/2")] {
+        let mut command = std::process::Command::new(MCP);
+        command.args(["serve", "--http", "127.0.0.1:0"]);
+        match how {
+            "--store" => command.args(["--store", url]),
+            _ => command.env("MCP_STORE", url),
+        };
+        let out = mcp_testkit::output_within(&mut command, LIMIT, how);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{how}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{how}: one line: {stderr}");
+        assert!(lines[0].contains("127.0.0.1:1") && lines[0].contains("shared store"), "{how}: {stderr}");
+        assert!(!stderr.contains("secret"), "the password is shown: {stderr}");
+    }
+}
+
+/// `mcp serve --http` on a free port, one instance of the deployment `prefix` on `redis`.
+async fn instance(redis: &RedisServer, prefix: &str) -> (Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(MCP)
+        .args(["serve", "--http", &format!("127.0.0.1:{port}"), "--store", &redis.url()])
+        .args(["--store-prefix", prefix, "--instance-lease", "1"])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let ready = tokio::time::timeout(LIMIT, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("serving on") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(ready, Ok(true), "the instance on port {port} started");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+fn post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut r = http
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", V1125)
+        .body(body.to_string());
+    if let Some(session) = session {
+        r = r.header("Mcp-Session-Id", session);
+    }
+    r
+}
+
+/// The SSE events of `text` as (id, data) pairs.
+fn events(text: &str) -> Vec<(Option<String>, String)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut id = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    id = Some(v.to_owned());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data = Some(v.to_owned());
+                }
+            }
+            data.filter(|d| !d.is_empty()).map(|d| (id, d))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_instance_leaves_its_sessions_to_the_other_and_its_call_in_flight_an_error() {
+    let redis = RedisServer::start();
+    let prefix = format!("kill-{}", std::process::id());
+    let (mut a, url_a) = instance(&redis, &prefix).await;
+    let (_b, url_b) = instance(&redis, &prefix).await;
+    let http = reqwest::Client::new();
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": V1125, "capabilities": {}, "clientInfo": {"name": "kill-test", "version": "1"}}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, &url_a, None, &init).send()).await.unwrap().unwrap();
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    resp.text().await.unwrap();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(&http, &url_a, Some(&session), &note).send().await.unwrap();
+
+    // A long call on a: read up to its first progress, then a dies.
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "test_long_running_task", "arguments": {"steps": 600, "delayMs": 100},
+        "_meta": {"progressToken": "p"}}});
+    let mut resp =
+        tokio::time::timeout(LIMIT, post(&http, &url_a, Some(&session), &call).send()).await.unwrap().unwrap();
+    let mut seen = String::new();
+    let last_id = tokio::time::timeout(LIMIT, async {
+        loop {
+            let chunk = resp.chunk().await.unwrap().expect("the stream goes on until the first progress");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if let Some((Some(id), _)) = events(&seen).into_iter().find(|(_, d)| d.contains("notifications/progress")) {
+                return id;
+            }
+        }
+    })
+    .await
+    .expect("a first progress in time");
+    a.start_kill().unwrap();
+    a.wait().await.unwrap();
+    drop(resp);
+
+    // The session goes on on b.
+    let echo = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "still here"}}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, &url_b, Some(&session), &echo).send()).await.unwrap().unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.text().await.unwrap().contains("still here"));
+
+    // The call resumed on b ends with an error once a's lease ran out, never a hang.
+    let get = http
+        .get(&url_b)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", V1125)
+        .header("Last-Event-ID", &last_id);
+    let resp = tokio::time::timeout(LIMIT, get.send()).await.unwrap().unwrap();
+    assert_eq!(resp.status(), 200, "resuming {last_id} on b");
+    let text = tokio::time::timeout(LIMIT, resp.text()).await.expect("the resumed stream ends").unwrap();
+    let answer: Value = events(&text)
+        .iter()
+        .filter_map(|(_, d)| serde_json::from_str::<Value>(d).ok())
+        .find(|m| m["id"] == json!(9))
+        .unwrap_or_else(|| panic!("an answer to the call: {text}"));
+    assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("stopped"), "{answer}");
+}

@@ -1,0 +1,72 @@
+//! Resumable streams kept for every instance of a deployment ([`SharedEventStore`]): a client
+//! whose stream broke (or whose instance shut down) resumes it with `Last-Event-ID` on any
+//! instance, which replays what it missed from the store, then follows what the instance still
+//! running the request appends.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_protocol::RequestId;
+use mcp_server::shared::StoreError;
+use serde::{Deserialize, Serialize};
+
+/// What is known of a shared stream besides its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamInfo {
+    /// The request the stream answers (`None`: a batch's).
+    pub request: Option<RequestId>,
+    /// The instance producing it ([`mcp_server::shared::Instance::id`]): if its lease runs out
+    /// before the stream ends, the request is answered with an error where it is resumed.
+    pub instance: String,
+    /// Whether its last event was appended.
+    #[serde(default)]
+    pub done: bool,
+}
+
+/// Keeps the events of the resumable streams of a deployment's legacy sessions
+/// (`mcp-store-redis` implements it on Redis streams). Every key lives as long as `ttl` (the
+/// session idle timeout) after its last write.
+pub trait SharedEventStore: Send + Sync + 'static {
+    /// Begins stream `stream` of `session`.
+    fn open<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        info: &'a StreamInfo,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Keeps event `seq` (1, 2, ...) of a stream; at most `max_events` are kept per stream,
+    /// the oldest let go first. Readers on other instances are woken.
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        frame: &'a str,
+        max_events: usize,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The stream's last event was appended. Readers are woken.
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// What is known of a stream; `None`: it was never opened in this session, or is forgotten.
+    fn info<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<Option<StreamInfo>, StoreError>>;
+
+    /// The kept events of a stream after `after`, in order, at most `limit`.
+    fn read<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<(u64, String)>, StoreError>>;
+
+    /// The bus topic on which appends and ends are told (a message naming the session and
+    /// the stream as `SESSION STREAM`), for readers to wake up at once instead of polling.
+    fn wake_topic(&self) -> &'static str {
+        "events"
+    }
+}

@@ -1,0 +1,196 @@
+//! Sessions shared by the instances of a deployment: kept in a [`SessionStore`], their changes
+//! told on a [`Bus`].
+//!
+//! - `initialize` answered here: the session is written to the store before the answer goes
+//!   out, so that the client's next request finds it on any instance.
+//! - A request for a session this instance does not hold: it is read from the store and
+//!   restored (no handshake again), bound to the party that opened it.
+//! - A change of its log level or subscriptions: written before the answer goes out, and told
+//!   on the bus (with the session as it is now), so that every instance holding the session
+//!   brings its copy up to date before the client's next request, in practice (the bus is not
+//!   waited on: a request racing the news on another instance may see the state before).
+//! - `DELETE`: forgotten by the store, and told on the bus, so that every instance lets it go.
+//! - Use: the store's lifetime of the session is restarted at most every eighth of the idle
+//!   timeout by each instance, so that a call that changes nothing costs no round trip; the
+//!   store forgets a session at most that much before the idle timeout would.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use futures::StreamExt;
+use mcp_protocol::Principal;
+use mcp_server::shared::{Bus, StoreError};
+use serde::{Deserialize, Serialize};
+
+use super::{Session, SessionRecord, SessionStore, Sessions, SessionsFull};
+
+/// The bus topic of session news.
+const SESSIONS_TOPIC: &str = "sessions";
+
+/// A deployment's shared sessions: the store and the bus, and this instance's name on it.
+#[derive(Clone)]
+pub struct SharedSessions {
+    store: Arc<dyn SessionStore>,
+    bus: Arc<dyn Bus>,
+    origin: Arc<str>,
+}
+
+impl SharedSessions {
+    /// Sessions kept in `store`, their changes told on `bus`.
+    pub fn new(store: Arc<dyn SessionStore>, bus: Arc<dyn Bus>) -> Self {
+        Self { store, bus, origin: mcp_protocol::id::random_id().into() }
+    }
+}
+
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSessions").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// What one instance tells the others of a session: that it ended, or what it is now (so that
+/// an instance holding it brings its copy up to date without a round trip to the store).
+#[derive(Serialize, Deserialize)]
+struct News {
+    origin: String,
+    session: String,
+    /// The session as kept now; `None`: it ended.
+    record: Option<SessionRecord>,
+}
+
+/// What finding a session came to.
+pub(crate) enum Found {
+    /// The session, held here now.
+    Session(Arc<Session>),
+    /// Unknown, ended, expired, or another party's.
+    Unknown,
+    /// As many sessions are held here as the server may: it cannot be restored now.
+    Full,
+}
+
+impl Sessions {
+    /// Starts hearing the other instances' session news (call once, after [`Sessions::new`]).
+    pub(crate) async fn follow_news(self: &Arc<Self>) -> Result<(), StoreError> {
+        let Some(shared) = &self.shared else { return Ok(()) };
+        let mut news = shared.bus.subscribe(SESSIONS_TOPIC).await?;
+        let weak: Weak<Sessions> = Arc::downgrade(self);
+        let origin = shared.origin.clone();
+        tokio::spawn(async move {
+            while let Some(message) = news.next().await {
+                let Some(sessions) = weak.upgrade() else { break };
+                let Ok(news) = serde_json::from_slice::<News>(&message) else { continue };
+                if *news.origin == *origin {
+                    continue;
+                }
+                let held = sessions.map.lock().get(&news.session).cloned();
+                let Some(session) = held else { continue };
+                match news.record {
+                    None => {
+                        sessions.remove(&news.session);
+                    }
+                    Some(record) => {
+                        if session.core.restore(record.snapshot).is_ok() {
+                            session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// The session with this id for `caller`: held here, or restored from the shared store.
+    pub(crate) async fn find(&self, id: &str, caller: &Option<Arc<Principal>>) -> Result<Found, StoreError> {
+        if let Some(session) = self.get(id) {
+            if session.shared {
+                self.keep_alive(&session);
+            }
+            return Ok(Found::Session(session));
+        }
+        let Some(shared) = &self.shared else { return Ok(Found::Unknown) };
+        // Not hex of the length this server mints: not one of ours, and not worth a lookup.
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Found::Unknown);
+        }
+        let Some(record) = shared.store.get(id, self.idle_timeout).await? else { return Ok(Found::Unknown) };
+        let owner_matches = match (&record.owner, caller) {
+            (Some(owner), Some(caller)) => *owner == caller.key(),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        if !owner_matches {
+            return Ok(Found::Unknown);
+        }
+        let snapshot = record.snapshot;
+        let built = self.build(id.to_owned(), true, |id, sink| self.server.restore_session(id, snapshot, sink).ok());
+        let Some(session) = built else {
+            // A record this instance cannot serve (a revision without sessions): as unknown.
+            return Ok(Found::Unknown);
+        };
+        session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
+        if let Some(caller) = caller {
+            session.core.set_principal(Some(caller.clone()));
+        }
+        match self.admit(session) {
+            Ok(session) => Ok(Found::Session(session)),
+            Err(SessionsFull) => Ok(Found::Full),
+        }
+    }
+
+    /// Restarts the session's lifetime in the store, if this instance has not lately; in the
+    /// background, so that the request does not wait for it.
+    fn keep_alive(&self, session: &Arc<Session>) {
+        let Some(shared) = &self.shared else { return };
+        let every = self.idle_timeout / 8;
+        {
+            let mut touched = session.touched.lock();
+            if touched.elapsed() < every {
+                return;
+            }
+            *touched = Instant::now();
+        }
+        let (store, id, ttl) = (shared.store.clone(), session.id.clone(), self.idle_timeout);
+        tokio::spawn(async move {
+            if let Err(e) = store.touch(&id, ttl).await {
+                tracing::warn!(session = %id, error = %e, "a session's lifetime could not be restarted in the store");
+            }
+        });
+    }
+
+    /// Keeps the session's state in the store if it changed here since it was last kept
+    /// (`initialize`, `logging/setLevel`, a subscription), and tells the other instances.
+    pub(crate) async fn persist(&self, session: &Session) -> Result<(), StoreError> {
+        let Some(shared) = self.shared.as_ref().filter(|_| session.shared) else { return Ok(()) };
+        let changes = session.core.state_changes();
+        if changes == session.saved_changes.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(snapshot) = session.core.snapshot() else { return Ok(()) };
+        let record = SessionRecord { snapshot, owner: session.core.principal().map(|p| p.key()) };
+        shared.store.put(&session.id, &record, self.idle_timeout).await?;
+        session.saved_changes.fetch_max(changes, Ordering::Relaxed);
+        *session.touched.lock() = Instant::now();
+        self.tell(shared, &session.id, Some(record)).await;
+        Ok(())
+    }
+
+    /// Ends a session everywhere: here, in the store, and on the other instances; whether it
+    /// was open.
+    pub(crate) async fn end(&self, id: &str) -> Result<bool, StoreError> {
+        let here = self.remove(id);
+        let Some(shared) = &self.shared else { return Ok(here) };
+        let kept = shared.store.remove(id).await?;
+        self.tell(shared, id, None).await;
+        Ok(here || kept)
+    }
+
+    async fn tell(&self, shared: &SharedSessions, id: &str, record: Option<SessionRecord>) {
+        let news = News { origin: shared.origin.to_string(), session: id.to_owned(), record };
+        let payload = serde_json::to_vec(&news).unwrap_or_default();
+        if let Err(e) = shared.bus.publish(SESSIONS_TOPIC, payload).await {
+            // The others read the store again at the latest when their copy expires.
+            tracing::warn!(session = %id, error = %e, "the other instances could not be told of a session's change");
+        }
+    }
+}

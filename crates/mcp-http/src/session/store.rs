@@ -1,0 +1,43 @@
+//! Where legacy sessions are kept for every instance of a deployment: the [`SessionStore`]
+//! trait and what it keeps of a session, [`SessionRecord`].
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_protocol::engine::SessionSnapshot;
+use mcp_server::shared::StoreError;
+use serde::{Deserialize, Serialize};
+
+/// What a shared store keeps of a legacy session: what `initialize` negotiated, its log level
+/// and subscriptions, and who may use it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// The negotiated state.
+    pub snapshot: SessionSnapshot,
+    /// The party that opened it ([`mcp_protocol::Principal::key`]), when the endpoint is
+    /// protected: a request with another party's token is answered as for an unknown session.
+    pub owner: Option<String>,
+}
+
+/// Keeps the legacy sessions of a deployment, so that any instance serves any session
+/// (`mcp-store-redis` implements it on Redis). Each session is kept for a lifetime that slides:
+/// written or read with a `ttl`, it is forgotten `ttl` after the last time.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Keeps `record` as session `id` for `ttl`, replacing what was kept.
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Session `id`, its lifetime restarted at `ttl`; `None` if unknown, ended or expired.
+    fn get<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+
+    /// Restarts the lifetime of session `id` at `ttl`; whether it is still kept.
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Forgets session `id`; whether it was kept.
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+}

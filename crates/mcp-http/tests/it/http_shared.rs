@@ -1,0 +1,219 @@
+//! Several instances behind one address acting as one server, on a real Redis the test starts
+//! itself (scale-out, docs/SCALING.md): a legacy session opened on one instance is served by
+//! another without a handshake; its log level and subscriptions set on one hold on the
+//! other; DELETE on one ends it on all; a resource touched on one reaches a subscriber
+//! streaming from the other; a lost Redis is a 503, and its return is noticed by itself.
+
+use crate::common;
+
+use common::*;
+use mcp_http::{HttpConfig, McpHttp};
+use mcp_store_redis::RedisStore;
+use mcp_testkit::redis::RedisServer;
+use serde_json::{json, Value};
+
+const V1125: &str = "2025-11-25";
+const WATCHED: &str = "test://watched-resource";
+
+/// One instance of the reference server sharing `redis` under `prefix`.
+async fn instance(redis: &RedisServer, prefix: &str) -> TestServer {
+    let store = RedisStore::connect(&redis.url(), prefix).await.expect("Redis answers");
+    let http = McpHttp::shared(mcp_cli::reference::server(), HttpConfig::default(), store.shared_state())
+        .await
+        .expect("an instance on the shared store");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    let task = tokio::spawn(http.clone().serve(listener));
+    TestServer::from_parts(http, addr, task)
+}
+
+/// Two instances of one deployment.
+async fn pair(redis: &RedisServer) -> (TestServer, TestServer) {
+    let prefix = format!("test-{}", mcp_protocol::id::random_id());
+    (instance(redis, &prefix).await, instance(redis, &prefix).await)
+}
+
+/// Calls `name` in a session through `via` and returns every message of the answer.
+async fn call(via: &TestServer, session: &str, id: i64, name: &str, arguments: Value) -> Vec<Value> {
+    let body = request(id, "tools/call", json!({"name": name, "arguments": arguments}));
+    let resp = within(name, via.post_legacy(session, Some(V1125), &body).send()).await.expect("POST");
+    assert_eq!(resp.status(), 200, "{name} through the instance on {}", via.addr);
+    all_messages(resp).await
+}
+
+fn log_messages(messages: &[Value]) -> usize {
+    messages.iter().filter(|m| m["method"] == json!("notifications/message")).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_on_one_instance_is_served_by_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+    assert_eq!(b.http.session_count(), 0, "b has not seen the session yet");
+
+    // No handshake on b: it restores the session from the store.
+    let answer = call(&b, &session, 2, "echo", json!({"text": "hi"})).await;
+    let result = answer.last().expect("an answer");
+    assert_eq!(result["result"]["content"][0]["text"], json!("hi"), "{result}");
+    assert_eq!(b.http.session_count(), 1, "b holds the session now");
+
+    // The log level set on a holds on b for the next request (default: every message).
+    assert_eq!(log_messages(&call(&b, &session, 3, "test_tool_with_logging", json!({})).await), 3);
+    let set = request(4, "logging/setLevel", json!({"level": "error"}));
+    let resp = within("setLevel", a.post_legacy(&session, Some(V1125), &set).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    final_message(resp).await;
+    let quiet = call(&b, &session, 5, "test_tool_with_logging", json!({})).await;
+    assert_eq!(log_messages(&quiet), 0, "info messages after setLevel error on the other instance: {quiet:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_on_one_instance_ends_the_session_on_every_one() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+    call(&b, &session, 2, "echo", json!({"text": "both hold it"})).await;
+    assert_eq!((a.http.session_count(), b.http.session_count()), (1, 1));
+
+    let resp = within("DELETE", b.client.delete(b.url("/mcp")).header("Mcp-Session-Id", &session).send()).await;
+    assert_eq!(resp.unwrap().status(), 204);
+    for (name, instance) in [("a", &a), ("b", &b)] {
+        let body = request(3, "tools/list", json!({}));
+        let resp = within("after DELETE", instance.post_legacy(&session, Some(V1125), &body).send()).await.unwrap();
+        assert_eq!(resp.status(), 404, "the deleted session on {name}");
+    }
+    assert_eq!(a.http.session_count(), 0, "a let it go when told");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_session_ids_are_unknown_everywhere() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let real = a.legacy_session(V1125, json!({})).await;
+    let mut forged = real.clone().into_bytes();
+    forged[0] = if forged[0] == b'0' { b'1' } else { b'0' };
+    let forged = String::from_utf8(forged).unwrap();
+    for id in [forged.as_str(), "not-a-session", &"f".repeat(4096)] {
+        for instance in [&a, &b] {
+            let body = request(2, "tools/list", json!({}));
+            let resp = within("forged id", instance.post_legacy(id, Some(V1125), &body).send()).await.unwrap();
+            assert_eq!(resp.status(), 404, "session id {:?}", &id[..id.len().min(40)]);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_touched_on_one_instance_reaches_a_subscriber_streaming_from_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+    let subscribe = request(2, "resources/subscribe", json!({"uri": WATCHED}));
+    let resp = within("subscribe", a.post_legacy(&session, Some(V1125), &subscribe).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    final_message(resp).await;
+
+    // The client's GET stream is on a; the change is made on b.
+    let get = a.client.get(a.url("/mcp")).header("Accept", "text/event-stream").header("Mcp-Session-Id", &session);
+    let resp = within("GET stream", get.send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut stream = SseReader::new(resp);
+    call(&b, &session, 3, "test_touch_resource", json!({"uri": WATCHED})).await;
+    let note = stream.next_message("resources/updated on the GET stream").await;
+    assert_eq!(note["method"], json!("notifications/resources/updated"), "{note}");
+    assert_eq!(note["params"]["uri"], json!(WATCHED));
+
+    // Unsubscribed on b: a touch made on a reaches nobody (the next message is the second touch's
+    // announcement of another resource the client did subscribe to).
+    let unsubscribe = request(4, "resources/unsubscribe", json!({"uri": WATCHED}));
+    let resp = within("unsubscribe", b.post_legacy(&session, Some(V1125), &unsubscribe).send()).await.unwrap();
+    final_message(resp).await;
+    let other = "test://other";
+    let subscribe = request(5, "resources/subscribe", json!({"uri": other}));
+    final_message(within("subscribe other", b.post_legacy(&session, Some(V1125), &subscribe).send()).await.unwrap())
+        .await;
+    call(&a, &session, 6, "test_touch_resource", json!({"uri": WATCHED})).await;
+    call(&b, &session, 7, "test_touch_resource", json!({"uri": other})).await;
+    let note = stream.next_message("the other resource's update").await;
+    assert_eq!(note["params"]["uri"], json!(other), "the unsubscribed resource was announced: {note}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_redis_is_503_and_its_return_is_noticed() {
+    let mut redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+    redis.stop();
+    // b must read the session from the store, which is gone: 503, not 404 (the session lives).
+    let body = request(2, "tools/list", json!({}));
+    let resp = within("store gone", b.post_legacy(&session, Some(V1125), &body).send()).await.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert!(resp.headers().contains_key("retry-after"));
+    // A new session cannot be kept: 503 too.
+    let init = legacy_initialize(1, V1125, json!({}));
+    let resp = within("initialize, store gone", a.post_mcp(&init).send()).await.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(a.http.session_count(), 1, "the refused session is not held");
+
+    // Redis comes back (empty: the test's Redis keeps nothing on disk): new sessions work again.
+    redis.restart();
+    let init = legacy_initialize(1, V1125, json!({}));
+    mcp_testkit::eventually("a new session once Redis is back", || async {
+        let resp = a.post_mcp(&init).send().await.ok()?;
+        (resp.status() == 200).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_begun_on_one_instance_is_resumed_on_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "test_long_running_task", "arguments": {"steps": 6, "delayMs": 150},
+        "_meta": {"progressToken": "p"}}});
+    let resp = within("the call on a", a.post_legacy(&session, Some(V1125), &call).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut first = SseReader::new(resp);
+    let progress = first.next_message("the first progress").await;
+    assert_eq!(progress["method"], json!("notifications/progress"), "{progress}");
+    let last_id = first.last_event_id().expect("events carry ids").to_owned();
+    // The connection breaks (a client going away, an instance shutting down).
+    drop(first);
+
+    let get = b
+        .client
+        .get(b.url("/mcp"))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("Last-Event-ID", &last_id);
+    let resp = within("the resumption on b", get.send()).await.unwrap();
+    assert_eq!(resp.status(), 200, "resuming {last_id} on the other instance");
+    let rest = all_messages(resp).await;
+    let answer = rest.last().expect("the rest of the stream");
+    assert_eq!(answer["id"], json!(7), "the answer comes through b: {rest:?}");
+    assert_eq!(answer["result"]["content"][0]["text"], json!("Counted to 6."));
+    let steps: Vec<f64> = rest.iter().filter_map(|m| m["params"]["progress"].as_f64()).collect();
+    assert!(!steps.is_empty() && steps.windows(2).all(|w| w[0] < w[1]), "progress in order, none twice: {steps:?}");
+    assert!(steps[0] > progress["params"]["progress"].as_f64().unwrap(), "nothing before the resumption point");
+
+    // A stream id of no stream of this session: 400, and never another session's events.
+    let other = a.legacy_session(V1125, json!({})).await;
+    let get = b
+        .client
+        .get(b.url("/mcp"))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &other)
+        .header("Last-Event-ID", &last_id);
+    assert_eq!(within("another session's stream", get.send()).await.unwrap().status(), 400);
+    for bad in ["x".repeat(10_000), "1-".into(), "-1".into(), "99999999999999999999999-1".into()] {
+        let get = b
+            .client
+            .get(b.url("/mcp"))
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &session)
+            .header("Last-Event-ID", &bad);
+        assert_eq!(within("a malformed Last-Event-ID", get.send()).await.unwrap().status(), 400, "{bad:.40}");
+    }
+}

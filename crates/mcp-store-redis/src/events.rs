@@ -1,0 +1,193 @@
+//! Resumable streams on Redis: each stream's events in a Redis stream
+//! (`PREFIX:events:SESSION:STREAM`, entry id `0-SEQ`, capped), what is known of it in a hash
+//! (`PREFIX:stream:SESSION:STREAM`: `info`, and `done` once ended); appends and ends told on
+//! the bus so that readers on other instances wake at once.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_http::{SharedEventStore, StreamInfo};
+use mcp_server::shared::{Bus, StoreError};
+use redis::Value;
+
+use crate::{millis, RedisStore};
+
+const WAKE_TOPIC: &str = "events";
+
+impl RedisStore {
+    fn events_key(&self, session: &str, stream: u64) -> String {
+        self.key("events", &format!("{session}:{stream}"))
+    }
+
+    fn stream_key(&self, session: &str, stream: u64) -> String {
+        self.key("stream", &format!("{session}:{stream}"))
+    }
+
+    async fn wake(&self, session: &str, stream: u64) {
+        if let Err(e) = self.publish(WAKE_TOPIC, format!("{session} {stream}").into_bytes()).await {
+            // Readers elsewhere poll as well: they are late, not lost.
+            tracing::debug!(error = %e, "readers of a stream could not be woken");
+        }
+    }
+}
+
+impl SharedEventStore for RedisStore {
+    fn open<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        info: &'a StreamInfo,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(info).map_err(|e| StoreError::corrupt("stream info", e))?;
+            let key = self.stream_key(session, stream);
+            let mut c = self.commands();
+            redis::pipe()
+                .cmd("HSET")
+                .arg(&key)
+                .arg("info")
+                .arg(json)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(ttl))
+                .ignore()
+                .query_async::<()>(&mut c)
+                .await
+                .map_err(|e| StoreError::unavailable("stream open", e))
+        })
+    }
+
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        frame: &'a str,
+        max_events: usize,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let (events, info) = (self.events_key(session, stream), self.stream_key(session, stream));
+            let mut c = self.commands();
+            redis::pipe()
+                .cmd("XADD")
+                .arg(&events)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(max_events.max(1))
+                .arg(format!("0-{seq}"))
+                .arg("f")
+                .arg(frame)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&events)
+                .arg(millis(ttl))
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&info)
+                .arg(millis(ttl))
+                .ignore()
+                .query_async::<()>(&mut c)
+                .await
+                .map_err(|e| StoreError::unavailable("event append", e))?;
+            self.wake(session, stream).await;
+            Ok(())
+        })
+    }
+
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut c = self.commands();
+            redis::cmd("HSET")
+                .arg(self.stream_key(session, stream))
+                .arg("done")
+                .arg(1)
+                .query_async::<()>(&mut c)
+                .await
+                .map_err(|e| StoreError::unavailable("stream end", e))?;
+            self.wake(session, stream).await;
+            Ok(())
+        })
+    }
+
+    fn info<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<Option<StreamInfo>, StoreError>> {
+        Box::pin(async move {
+            let mut c = self.commands();
+            let (info, done): (Option<String>, Option<String>) = redis::cmd("HMGET")
+                .arg(self.stream_key(session, stream))
+                .arg("info")
+                .arg("done")
+                .query_async(&mut c)
+                .await
+                .map_err(|e| StoreError::unavailable("stream lookup", e))?;
+            let Some(info) = info else { return Ok(None) };
+            let mut info: StreamInfo =
+                serde_json::from_str(&info).map_err(|e| StoreError::corrupt("stream info", e))?;
+            info.done |= done.is_some();
+            Ok(Some(info))
+        })
+    }
+
+    fn read<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<(u64, String)>, StoreError>> {
+        Box::pin(async move {
+            let mut c = self.commands();
+            // `(` makes the start exclusive.
+            let entries: Value = redis::cmd("XRANGE")
+                .arg(self.events_key(session, stream))
+                .arg(format!("(0-{after}"))
+                .arg("+")
+                .arg("COUNT")
+                .arg(limit.max(1))
+                .query_async(&mut c)
+                .await
+                .map_err(|e| StoreError::unavailable("event replay", e))?;
+            parse_entries(entries)
+        })
+    }
+
+    fn wake_topic(&self) -> &'static str {
+        WAKE_TOPIC
+    }
+}
+
+/// The `(seq, frame)` pairs of an XRANGE answer: `[[id, [field, value, ...]], ...]`.
+fn parse_entries(value: Value) -> Result<Vec<(u64, String)>, StoreError> {
+    let corrupt = |why: &'static str| StoreError::corrupt("event replay", why);
+    let Value::Array(entries) = value else { return Err(corrupt("XRANGE did not answer an array")) };
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let Value::Array(mut parts) = entry else { return Err(corrupt("an entry is not an array")) };
+        if parts.len() != 2 {
+            return Err(corrupt("an entry is not [id, fields]"));
+        }
+        let fields = parts.pop();
+        let id = parts.pop();
+        let seq = match id {
+            Some(Value::BulkString(id)) => std::str::from_utf8(&id)
+                .ok()
+                .and_then(|id| id.strip_prefix("0-"))
+                .and_then(|seq| seq.parse().ok())
+                .ok_or_else(|| corrupt("an entry id is not 0-SEQ"))?,
+            _ => return Err(corrupt("an entry id is not a string")),
+        };
+        let frame = match fields {
+            Some(Value::Array(mut fields)) if fields.len() == 2 => match fields.pop() {
+                Some(Value::BulkString(frame)) => {
+                    String::from_utf8(frame).map_err(|_| corrupt("an event is not UTF-8"))?
+                }
+                _ => return Err(corrupt("an event is not a string")),
+            },
+            _ => return Err(corrupt("an entry's fields are not [f, frame]")),
+        };
+        out.push((seq, frame));
+    }
+    Ok(out)
+}

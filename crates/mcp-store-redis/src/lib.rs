@@ -1,0 +1,110 @@
+//! Redis as the shared state of an MCP server that runs as several instances behind one
+//! address: legacy sessions ([`mcp_http::SessionStore`]), stateful tool handles
+//! ([`mcp_server::handles::HandleStore`]), and the bus ([`mcp_server::shared::Bus`], Redis
+//! pub/sub) that tells every instance what changed on one.
+//!
+//! ```no_run
+//! # async fn run(server: mcp_server::Server) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_store_redis::RedisStore;
+//!
+//! let store = RedisStore::connect("redis://127.0.0.1:6379", "mcp").await?;
+//! let http = mcp_http::McpHttp::shared(server, mcp_http::HttpConfig::default(), store.shared_state()).await?;
+//! http.serve(tokio::net::TcpListener::bind("127.0.0.1:8080").await?).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every key is under the deployment's prefix (`PREFIX:session:ID`, `PREFIX:handle:KIND:HANDLE`)
+//! and has a lifetime; nothing is kept forever. The bus's channels are `PREFIX:bus:TOPIC`.
+//! A lost connection is made again in the background, with backoff: meanwhile operations fail
+//! at once with an unavailable [`StoreError`] (a request that needs the store is answered `503`),
+//! and bus messages published meanwhile are not heard.
+#![deny(missing_docs)]
+
+mod bus;
+mod events;
+mod handles;
+mod keys;
+mod sessions;
+mod tasks;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_http::SharedState;
+use mcp_server::shared::{LocalBus, StoreError};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+/// How long a command may wait for Redis before it fails (the request that needed it is then
+/// answered `503`, rather than left hanging).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long making a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A deployment's shared state on one Redis: one multiplexed connection for commands, made
+/// again by itself when lost, and one for the bus's subscriptions. Cheap to clone.
+#[derive(Clone)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    commands: ConnectionManager,
+    prefix: String,
+    /// The bus's messages, as this instance's subscribers hear them (fed by the subscription).
+    local: LocalBus,
+    url: String,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore").field("url", &self.inner.url).field("prefix", &self.inner.prefix).finish()
+    }
+}
+
+impl RedisStore {
+    /// Connects to the Redis at `url` (`redis://HOST:PORT[/DB]`, `rediss://` without TLS
+    /// support here) for the deployment named `prefix` (every key and channel begins with it).
+    /// Fails if Redis cannot be reached now.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(|e| StoreError::unavailable("connect", e))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_secs(2));
+        let commands = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(|e| StoreError::unavailable("connect", e))?;
+        let inner =
+            Arc::new(Inner { commands, prefix: prefix.to_owned(), local: LocalBus::new(), url: url.to_owned() });
+        bus::listen(client, &inner).await?;
+        Ok(Self { inner })
+    }
+
+    /// The state for [`mcp_http::McpHttp::shared`]: sessions, resumable streams, the bus and the
+    /// instances' leases, on this Redis.
+    pub fn shared_state(&self) -> SharedState {
+        let this = Arc::new(self.clone());
+        SharedState { sessions: this.clone(), events: this.clone(), bus: this.clone(), presence: this }
+    }
+
+    /// The prefix of every key and channel.
+    pub fn prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    fn key(&self, kind: &str, name: &str) -> String {
+        format!("{}:{kind}:{name}", self.inner.prefix)
+    }
+
+    fn commands(&self) -> ConnectionManager {
+        self.inner.commands.clone()
+    }
+}
+
+/// Milliseconds of a lifetime, at least one (Redis refuses a zero expiry).
+fn millis(ttl: Duration) -> u64 {
+    (ttl.as_millis() as u64).max(1)
+}
