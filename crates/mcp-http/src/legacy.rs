@@ -43,6 +43,7 @@ pub(crate) async fn post_streamable(
     inner: &Arc<Inner>,
     headers_in: &HeaderMap,
     incoming: Decoded<FromClient>,
+    body: &str,
     version_header: Option<&str>,
     caller: Caller,
 ) -> Response {
@@ -83,8 +84,11 @@ pub(crate) async fn post_streamable(
         }
     }
     let Some(expect) = expectation(&incoming) else {
-        // Notifications and responses only: nothing to answer.
-        session.core.receive(incoming, None).await;
+        // Notifications and responses only: nothing to answer. An answer to a request that
+        // another instance sent (it serves the call that asked) is passed on to it.
+        if !inner.sessions.pass_on_answer(&session, &incoming, body).await {
+            session.core.receive(incoming, None).await;
+        }
         return StatusCode::ACCEPTED.into_response();
     };
     let (tx, rx) = mpsc::channel(64);

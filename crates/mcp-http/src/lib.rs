@@ -352,7 +352,7 @@ async fn post_mcp(State(inner): Shared, request: Request) -> Response {
     if modern {
         modern::post(&inner, &headers, incoming, caller).await
     } else {
-        legacy::post_streamable(&inner, &headers, incoming, version_header, caller).await
+        legacy::post_streamable(&inner, &headers, incoming, text, version_header, caller).await
     }
 }
 

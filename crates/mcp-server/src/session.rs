@@ -213,6 +213,17 @@ impl ServerSession {
         self.link.read(|peer| peer.state_changes())
     }
 
+    /// Makes the ids of the requests the session sends its client from now on `PREFIX-N`
+    /// (see [`ServerPeer::set_request_id_prefix`](mcp_protocol::engine::ServerPeer::set_request_id_prefix)).
+    pub fn set_request_id_prefix(&self, prefix: Option<Arc<str>>) {
+        self.link.run(|peer| peer.set_request_id_prefix(prefix));
+    }
+
+    /// Whether a request the session sent its client waits for the answer with this id here.
+    pub fn awaits(&self, id: &RequestId) -> bool {
+        self.link.read(|peer| peer.waiter(id).is_some())
+    }
+
     /// The negotiated revision, once `initialize` has been answered.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
         self.link.read(|peer| peer.session().map(|s| s.revision))

@@ -192,6 +192,11 @@ impl Sessions {
                 None => false,
             });
             made = core(id.as_str(), sink);
+            if let (true, Some(core), Some(shared)) = (shared, &made, &self.shared) {
+                // Its requests to the client are told apart from other instances' (see
+                // `Sessions::pass_on_answer`).
+                core.set_request_id_prefix(Some(shared.request_id_prefix()));
+            }
             Session {
                 core: made.clone().unwrap_or_else(|| self.server.session_with_id(id.as_str(), |_| false)),
                 id,

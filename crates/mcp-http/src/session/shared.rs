@@ -10,6 +10,11 @@
 //!   brings its copy up to date before the client's next request, in practice (the bus is not
 //!   waited on: a request racing the news on another instance may see the state before).
 //! - `DELETE`: forgotten by the store, and told on the bus, so that every instance lets it go.
+//! - An answer of the client to a request the session sent from another instance (an
+//!   elicitation, say, asked by a call running there): passed on over the bus to every
+//!   instance, and taken by the one whose request waits for it. The requests of each instance
+//!   have ids of their own (`PREFIX-N`, the prefix naming the instance), so that no answer is
+//!   taken by the wrong one.
 //! - Use: the store's lifetime of the session is restarted at most every eighth of the idle
 //!   timeout by each instance, so that a call that changes nothing costs no round trip; the
 //!   store forgets a session at most that much before the idle timeout would.
@@ -23,10 +28,23 @@ use mcp_protocol::Principal;
 use mcp_server::shared::{Bus, StoreError};
 use serde::{Deserialize, Serialize};
 
+use mcp_protocol::message::{Decoded, FromClient, Received};
+
 use super::{Session, SessionRecord, SessionStore, Sessions, SessionsFull};
+
+/// Whether `incoming` is an answer a request of this instance's copy of `session` waits for.
+fn awaited_here(session: &Session, incoming: &Decoded<FromClient>) -> bool {
+    match incoming {
+        Decoded::Single(Received::Response(response)) => response.id.as_ref().is_some_and(|id| session.core.awaits(id)),
+        _ => false,
+    }
+}
 
 /// The bus topic of session news.
 const SESSIONS_TOPIC: &str = "sessions";
+
+/// The bus topic of the client's answers to requests sent from another instance.
+const ANSWERS_TOPIC: &str = "answers";
 
 /// A deployment's shared sessions: the store and the bus, and this instance's name on it.
 #[derive(Clone)]
@@ -41,6 +59,19 @@ impl SharedSessions {
     pub fn new(store: Arc<dyn SessionStore>, bus: Arc<dyn Bus>) -> Self {
         Self { store, bus, origin: mcp_protocol::id::random_id().into() }
     }
+
+    /// What the ids of this instance's requests to clients begin with: 64 bits of its name.
+    pub(crate) fn request_id_prefix(&self) -> Arc<str> {
+        self.origin[..16].into()
+    }
+}
+
+/// An answer passed on to the other instances.
+#[derive(Serialize, Deserialize)]
+struct Answer {
+    session: String,
+    /// The body as the client sent it.
+    body: String,
 }
 
 impl std::fmt::Debug for SharedSessions {
@@ -74,6 +105,20 @@ impl Sessions {
     pub(crate) async fn follow_news(self: &Arc<Self>) -> Result<(), StoreError> {
         let Some(shared) = &self.shared else { return Ok(()) };
         let mut news = shared.bus.subscribe(SESSIONS_TOPIC).await?;
+        let mut answers = shared.bus.subscribe(ANSWERS_TOPIC).await?;
+        let weak: Weak<Sessions> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(message) = answers.next().await {
+                let Some(sessions) = weak.upgrade() else { break };
+                let Ok(answer) = serde_json::from_slice::<Answer>(&message) else { continue };
+                let held = sessions.map.lock().get(&answer.session).cloned();
+                let Some(session) = held else { continue };
+                match mcp_protocol::codec::read_from_client(&answer.body) {
+                    Ok(incoming) if awaited_here(&session, &incoming) => session.core.receive(incoming, None).await,
+                    _ => {}
+                }
+            }
+        });
         let weak: Weak<Sessions> = Arc::downgrade(self);
         let origin = shared.origin.clone();
         tokio::spawn(async move {
@@ -173,6 +218,23 @@ impl Sessions {
         *session.touched.lock() = Instant::now();
         self.tell(shared, &session.id, Some(record)).await;
         Ok(())
+    }
+
+    /// Passes on an answer of the client that no request of this instance waits for (a
+    /// request of the session sent from another instance); whether it was passed on.
+    pub(crate) async fn pass_on_answer(&self, session: &Session, incoming: &Decoded<FromClient>, body: &str) -> bool {
+        let Some(shared) = self.shared.as_ref().filter(|_| session.shared) else { return false };
+        let Decoded::Single(Received::Response(response)) = incoming else { return false };
+        let Some(id) = &response.id else { return false };
+        if session.core.awaits(id) {
+            return false;
+        }
+        let answer = Answer { session: session.id.clone(), body: body.to_owned() };
+        let payload = serde_json::to_vec(&answer).unwrap_or_default();
+        if let Err(e) = shared.bus.publish(ANSWERS_TOPIC, payload).await {
+            tracing::warn!(session = %session.id, error = %e, "an answer could not be passed on to the other instances");
+        }
+        true
     }
 
     /// Ends a session everywhere: here, in the store, and on the other instances; whether it

@@ -374,3 +374,44 @@ async fn a_request_state_serves_its_principal_only() {
     assert_eq!(answered["result"]["resultType"], json!("complete"), "{answered}");
     assert!(tool_text(&answered).contains("ada"), "{answered}");
 }
+
+/// Two instances of one deployment sharing a Redis, each a protected resource: a session
+/// opened by one party is served to it on the other instance, and is unknown (404) to another
+/// party there, as on the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_serves_its_principal_only_on_every_instance() {
+    let Some(auth) = AuthServer::start().await else { return };
+    let redis = mcp_testkit::redis::RedisServer::start();
+    let prefix = format!("oauth-{}", mcp_protocol::id::random_id());
+    // One resource (one audience) behind two addresses, as behind a load balancer.
+    let (first, resource) = bind().await;
+    let second = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut instances = Vec::new();
+    for listener in [first, second] {
+        let verifier = within("discovery", JwtVerifier::discover(auth.issuer.clone(), resource.clone())).await.unwrap();
+        let rs = ResourceServer::new(resource.clone(), verifier).authorization_server(auth.issuer.clone());
+        let config = HttpConfig { auth: Some(rs), ..HttpConfig::default() };
+        let store = mcp_store_redis::RedisStore::connect(&redis.url(), &prefix).await.unwrap();
+        let http = McpHttp::shared(server(), config, store.shared_state()).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(http.clone().serve(listener));
+        instances.push(TestServer::from_parts(http, addr, task));
+    }
+    let (a, b) = (&instances[0], &instances[1]);
+    let alice = auth.token("jwt-alice", "mcp", &resource).await;
+    let bob = auth.token("jwt-bob", "mcp", &resource).await;
+    let init = legacy_initialize(1, "2025-11-25", json!({}));
+    let resp = within("initialize", bearer(a.post_mcp(&init), &alice).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let whoami = request(2, "tools/call", json!({"name": "whoami", "arguments": {}}));
+    for (name, instance) in [("b", b), ("a", a)] {
+        let resp = bearer(instance.post_legacy(&session, Some("2025-11-25"), &whoami), &bob).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "alice's session presented by bob on {name}");
+    }
+    let resp = bearer(b.post_legacy(&session, Some("2025-11-25"), &whoami), &alice).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "alice's session on b");
+    let answer = final_message(resp).await;
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("jwt-alice") || text.contains("alice"), "{answer}");
+}

@@ -217,3 +217,46 @@ async fn a_stream_begun_on_one_instance_is_resumed_on_the_other() {
         assert_eq!(within("a malformed Last-Event-ID", get.send()).await.unwrap().status(), 400, "{bad:.40}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_to_another_instance_reaches_the_call_that_asked() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let session = a.legacy_session(V1125, json!({"elicitation": {}})).await;
+    // The call runs on b and asks the client; the client answers through a.
+    let call = request(5, "tools/call", json!({"name": "test_elicitation", "arguments": {"message": "Who?"}}));
+    let resp = within("the call on b", b.post_legacy(&session, Some(V1125), &call).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut stream = SseReader::new(resp);
+    let question = stream.next_message("the elicitation").await;
+    assert_eq!(question["method"], json!("elicitation/create"), "{question}");
+    assert!(question["id"].is_string(), "an id naming the instance that asks: {question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {
+        "action": "accept", "content": {"username": "ada", "email": "ada@example.com"}}});
+    let resp = within("the answer through a", a.post_legacy(&session, Some(V1125), &answer).send()).await.unwrap();
+    assert_eq!(resp.status(), 202);
+    let result = stream.next_message("the call's answer").await;
+    assert_eq!(result["id"], json!(5), "{result}");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("action=accept") && text.contains("ada@example.com"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_on_one_instance_hears_a_change_made_on_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let listen =
+        modern_request(1, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [WATCHED]}}));
+    let resp = within("listen on a", a.post_modern(&listen).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut stream = SseReader::new(resp);
+    let ack = stream.next_message("the acknowledgement").await;
+    assert_eq!(ack["method"], json!("notifications/subscriptions/acknowledged"), "{ack}");
+    let touch = modern_request(2, "tools/call", json!({"name": "test_touch_resource", "arguments": {"uri": WATCHED}}));
+    let resp = within("touch on b", b.post_modern(&touch).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    final_message(resp).await;
+    let note = stream.next_message("the update on a's listen stream").await;
+    assert_eq!(note["method"], json!("notifications/resources/updated"), "{note}");
+    assert_eq!(note["params"]["uri"], json!(WATCHED));
+}

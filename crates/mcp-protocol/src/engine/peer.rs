@@ -185,6 +185,9 @@ impl<T, const N: usize> Fifo<T, N> {
 /// the application's handle on a request of the peer's (`H`).
 pub(crate) struct Core<W, H, S> {
     next_id: i64,
+    /// Put before the number of our requests' ids (a string id then), so that several
+    /// engines serving one session (instances of one deployment) never make the same id.
+    id_prefix: Option<std::sync::Arc<str>>,
     next_token: i64,
     pending: HashMap<RequestId, Pending<W>>,
     pub(crate) serving: HashMap<RequestId, Serving<H, S>>,
@@ -196,6 +199,7 @@ impl<W, H, S> Default for Core<W, H, S> {
     fn default() -> Self {
         Self {
             next_id: 0,
+            id_prefix: None,
             next_token: 1,
             pending: HashMap::new(),
             serving: HashMap::new(),
@@ -230,7 +234,10 @@ impl<W, H: Clone, S> Core<W, H, S> {
 
     /// A fresh id for a request of ours, and a progress token if asked.
     pub(crate) fn allocate(&mut self, progress: bool) -> (RequestId, Option<ProgressToken>) {
-        let id = RequestId::Number(self.next_id);
+        let id = match &self.id_prefix {
+            Some(prefix) => RequestId::String(format!("{prefix}-{}", self.next_id)),
+            None => RequestId::Number(self.next_id),
+        };
         self.next_id += 1;
         let token = progress.then(|| {
             let t = ProgressToken::Number(self.next_token);
@@ -277,6 +284,11 @@ impl<W, H: Clone, S> Core<W, H, S> {
     /// Forgets a request of ours without telling the peer (it was never sent).
     pub(crate) fn forget(&mut self, id: &RequestId) -> Option<W> {
         self.pending.remove(id).map(|p| p.waiter)
+    }
+
+    /// Makes the ids of our requests from now on `PREFIX-N` strings.
+    pub(crate) fn set_id_prefix(&mut self, prefix: Option<std::sync::Arc<str>>) {
+        self.id_prefix = prefix;
     }
 
     /// The waiter of a request of ours still pending.

@@ -351,6 +351,14 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         self.core.waiter(id)
     }
 
+    /// Makes the ids of the requests this engine sends the client from now on `PREFIX-N`
+    /// strings (`None`: numbers): engines on several instances serving one session then never
+    /// make the same id, and an answer reaching the wrong instance can be told apart and
+    /// passed on.
+    pub fn set_request_id_prefix(&mut self, prefix: Option<Arc<str>>) {
+        self.core.set_id_prefix(prefix);
+    }
+
     /// The revision of a request being served.
     pub fn revision_of(&self, id: &RequestId) -> Option<ProtocolVersion> {
         self.core.serving.get(id).map(|s| s.state.revision)
