@@ -50,6 +50,9 @@ pub(crate) struct Session {
     pub(crate) saved_changes: AtomicU64,
     /// When this instance last restarted the session's lifetime in the shared store.
     pub(crate) touched: Mutex<Instant>,
+    /// The shared store no longer has the session (found when its lifetime was restarted):
+    /// ended elsewhere, the news of it lost. It is let go at its next request.
+    pub(crate) gone: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -208,6 +211,7 @@ impl Sessions {
                 shared,
                 saved_changes: AtomicU64::new(0),
                 touched: Mutex::new(Instant::now()),
+                gone: Default::default(),
             }
         });
         made.map(|_| session)

@@ -149,6 +149,10 @@ impl Sessions {
     pub(crate) async fn find(&self, id: &str, caller: &Option<Arc<Principal>>) -> Result<Found, StoreError> {
         if let Some(session) = self.get(id) {
             if session.shared {
+                if session.gone.load(Ordering::Relaxed) {
+                    self.remove(id);
+                    return Ok(Found::Unknown);
+                }
                 self.keep_alive(&session);
             }
             return Ok(Found::Session(session));
@@ -195,10 +199,15 @@ impl Sessions {
             }
             *touched = Instant::now();
         }
-        let (store, id, ttl) = (shared.store.clone(), session.id.clone(), self.idle_timeout);
+        let (store, ttl, session) = (shared.store.clone(), self.idle_timeout, session.clone());
         tokio::spawn(async move {
-            if let Err(e) = store.touch(&id, ttl).await {
-                tracing::warn!(session = %id, error = %e, "a session's lifetime could not be restarted in the store");
+            match store.touch(&session.id, ttl).await {
+                Ok(true) => {}
+                // Ended elsewhere, and the news of it lost: let go at its next request.
+                Ok(false) => session.gone.store(true, Ordering::Relaxed),
+                Err(e) => {
+                    tracing::warn!(session = %session.id, error = %e, "a session's lifetime could not be restarted in the store")
+                }
             }
         });
     }

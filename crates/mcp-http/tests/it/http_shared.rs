@@ -260,3 +260,26 @@ async fn a_listen_stream_on_one_instance_hears_a_change_made_on_the_other() {
     assert_eq!(note["method"], json!("notifications/resources/updated"), "{note}");
     assert_eq!(note["params"]["uri"], json!(WATCHED));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_gone_from_the_store_unannounced_is_let_go_when_next_touched() {
+    let redis = RedisServer::start();
+    let prefix = format!("test-{}", mcp_protocol::id::random_id());
+    // An idle timeout of 800 ms: a held session's lifetime is restarted at most every 100 ms.
+    let store = RedisStore::connect(&redis.url(), &prefix).await.unwrap();
+    let config = HttpConfig { session_idle_timeout: std::time::Duration::from_millis(800), ..HttpConfig::default() };
+    let http = McpHttp::shared(mcp_cli::reference::server(), config, store.shared_state()).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let a = TestServer::from_parts(http.clone(), addr, tokio::spawn(http.serve(listener)));
+    let session = a.legacy_session(V1125, json!({})).await;
+    // Removed behind the instance's back (as if the news of a DELETE elsewhere were lost).
+    assert!(mcp_http::SessionStore::remove(&store, &session).await.unwrap());
+    let list = request(2, "tools/list", json!({}));
+    mcp_testkit::eventually("the held copy let go", || async {
+        let resp = a.post_legacy(&session, Some(V1125), &list).send().await.ok()?;
+        (resp.status() == 404).then_some(())
+    })
+    .await;
+    assert_eq!(a.http.session_count(), 0);
+}
