@@ -132,13 +132,17 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             init_tracing(&telemetry);
-            // With --store, tasks are kept in the shared store, so that every instance serves them.
-            let server = |tasks: Option<std::sync::Arc<dyn mcp_server::TaskStore>>| {
-                let builder = telemetry.apply(limits.apply(reference::builder()));
-                let builder = match tasks {
-                    Some(store) => builder.task_store(store),
-                    None => builder,
-                };
+            // With --store, tasks are kept in the shared store, and the sealing keys come from
+            // it (or from --state-key-file), so that every instance serves every request.
+            let server = |tasks: Option<std::sync::Arc<dyn mcp_server::TaskStore>>,
+                          keys: Option<([u8; 32], [u8; 32])>| {
+                let mut builder = telemetry.apply(limits.apply(reference::builder()));
+                if let Some(store) = tasks {
+                    builder = builder.task_store(store);
+                }
+                if let Some((state, cursor)) = keys {
+                    builder = builder.state_key(state).cursor_key(cursor);
+                }
                 reference::server_from(builder, modern_only)
             };
             let code = match http {
@@ -153,13 +157,21 @@ fn main() -> ExitCode {
                                 return ExitCode::from(3);
                             }
                         };
+                        let keys = match mcp_cli::proxy::sealing_keys(&http_options, store.as_ref()).await {
+                            Ok(keys) => keys,
+                            Err(e) => {
+                                eprintln!("mcp: {e}");
+                                // A bad key file is a usage error; a store that fails, as at connection.
+                                return ExitCode::from(if http_options.state_key_file.is_some() { 2 } else { 3 });
+                            }
+                        };
                         let tasks =
                             store.clone().map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn mcp_server::TaskStore>);
-                        serve_http(&addr, &http_options, server(tasks), store).await
+                        serve_http(&addr, &http_options, server(tasks, keys), store).await
                     })
                 }),
                 // One client on one stream: one thread serves it with the least handing over.
-                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server(None)))),
+                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server(None, None)))),
             };
             telemetry.shutdown();
             code

@@ -71,6 +71,12 @@ pub struct HttpOptions {
     /// The deployment's name in the shared store: every key and channel begins with it.
     #[arg(long, value_name = "NAME", default_value = "mcp")]
     pub store_prefix: String,
+    /// A file whose contents (at least 32 bytes; keep it secret) make the keys that seal
+    /// 2026-07-28 `requestState` and pagination cursors, the same file for every instance
+    /// behind one address: a retry or a next page may then reach any of them. With --store
+    /// and without this, the keys are made once and kept in the store.
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<std::path::PathBuf>,
     /// With --store: seconds an instance's lease lasts (renewed every third of it). The calls
     /// in flight of an instance that stopped without a word (killed) are answered with an
     /// error, where their clients resume them, about one and a half leases later.
@@ -390,6 +396,34 @@ pub async fn connect_store(options: &HttpOptions) -> Result<Option<mcp_store_red
         .await
         .map_err(|e| format!("cannot reach the shared store at {}: {}", redact(url), error_chain(&e)))?;
     Ok(Some(store))
+}
+
+/// The sealing keys of `requestState` and of pagination cursors of an instance of a
+/// deployment: from `--state-key-file`, else from the shared store (made there by the first
+/// instance), else none (each process makes its own).
+pub async fn sealing_keys(
+    options: &HttpOptions,
+    store: Option<&mcp_store_redis::RedisStore>,
+) -> Result<Option<([u8; 32], [u8; 32])>, String> {
+    use sha2::{Digest, Sha256};
+    if let Some(path) = &options.state_key_file {
+        let secret =
+            std::fs::read(path).map_err(|e| format!("cannot read --state-key-file {}: {e}", path.display()))?;
+        if secret.len() < 32 {
+            return Err(format!("--state-key-file {}: at least 32 bytes of secret are needed", path.display()));
+        }
+        // One key per use, so that a cursor is never taken for a request state.
+        let derive = |purpose: &[u8]| -> [u8; 32] {
+            Sha256::new().chain_update(purpose).chain_update(&secret).finalize().into()
+        };
+        return Ok(Some((derive(b"mcp requestState\0"), derive(b"mcp cursor\0"))));
+    }
+    let Some(store) = store else { return Ok(None) };
+    let failed =
+        |e: mcp_server::shared::StoreError| format!("cannot read the shared keys from the store: {}", error_chain(&e));
+    let state = store.shared_secret("request-state").await.map_err(failed)?;
+    let cursor = store.shared_secret("cursor").await.map_err(failed)?;
+    Ok(Some((state, cursor)))
 }
 
 /// [`endpoint`] on a store connected already ([`connect_store`]): the server's tasks are

@@ -37,10 +37,16 @@ fn an_unreachable_store_stops_the_start_with_one_line_naming_it() {
 
 /// `mcp serve --http` on a free port, one instance of the deployment `prefix` on `redis`.
 async fn instance(redis: &RedisServer, prefix: &str) -> (Child, String) {
+    let store = ["--store", &redis.url(), "--store-prefix", prefix, "--instance-lease", "1"].map(str::to_owned);
+    serve(&store).await
+}
+
+/// `mcp serve --http ARGS` on a free port, once it serves; its endpoint's URL.
+async fn serve(args: &[String]) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(MCP)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}"), "--store", &redis.url()])
-        .args(["--store-prefix", prefix, "--instance-lease", "1"])
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .args(args)
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -152,4 +158,70 @@ async fn a_killed_instance_leaves_its_sessions_to_the_other_and_its_call_in_flig
         .unwrap_or_else(|| panic!("an answer to the call: {text}"));
     assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
     assert!(answer["error"]["message"].as_str().unwrap().contains("stopped"), "{answer}");
+}
+
+/// A 2026-07-28 call that asks the client (`input_required`), answered by its retry with the
+/// sealed `requestState`; the retry goes to `retry_on`. Returns the retry's answer.
+async fn two_rounds(http: &reqwest::Client, first_on: &str, retry_on: &str) -> Value {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let params = json!({"name": "test_elicitation", "arguments": {"message": "who?"}, "_meta": meta});
+    let call = |url: &str, id: u64, params: &Value| {
+        http.post(url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "test_elicitation")
+            .body(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string())
+            .send()
+    };
+    let body = |resp: reqwest::Response| async move {
+        let text = resp.text().await.unwrap();
+        let data = events(&text).pop().map(|(_, d)| d).unwrap_or(text);
+        serde_json::from_str::<Value>(&data).unwrap_or_else(|e| panic!("{e}: {data}"))
+    };
+    let asked = body(tokio::time::timeout(LIMIT, call(first_on, 1, &params)).await.unwrap().unwrap()).await;
+    assert_eq!(asked["result"]["resultType"], json!("input_required"), "{asked}");
+    let key = asked["result"]["inputRequests"].as_object().and_then(|q| q.keys().next().cloned()).expect("a question");
+    let mut retry = params;
+    retry["inputResponses"] =
+        json!({ key: {"action": "accept", "content": {"username": "ada", "email": "a@example.com"}} });
+    retry["requestState"] = asked["result"]["requestState"].clone();
+    body(tokio::time::timeout(LIMIT, call(retry_on, 2, &retry)).await.unwrap().unwrap()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_round_request_begun_on_one_instance_is_finished_on_the_other() {
+    let http = reqwest::Client::new();
+    // Keys from the store, made by the first instance.
+    let redis = RedisServer::start();
+    let prefix = format!("rounds-{}", std::process::id());
+    let (_a, url_a) = instance(&redis, &prefix).await;
+    let (_b, url_b) = instance(&redis, &prefix).await;
+    let answered = two_rounds(&http, &url_a, &url_b).await;
+    assert_eq!(answered["result"]["resultType"], json!("complete"), "with --store: {answered}");
+    // Keys from one file, no store.
+    let dir = std::env::temp_dir().join(format!("mcp-state-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("key");
+    std::fs::write(&file, [7u8; 48]).unwrap();
+    let args = ["--state-key-file".to_owned(), file.display().to_string()];
+    let (_c, url_c) = serve(&args).await;
+    let (_d, url_d) = serve(&args).await;
+    let answered = two_rounds(&http, &url_c, &url_d).await;
+    assert_eq!(answered["result"]["resultType"], json!("complete"), "with --state-key-file: {answered}");
+    // Without either, each process has its own keys: the retry elsewhere is refused.
+    let (_e, url_e) = serve(&[]).await;
+    let refused = two_rounds(&http, &url_c, &url_e).await;
+    assert_eq!(refused["error"]["code"], json!(-32602), "another key: {refused}");
+    // A key file too short to be a secret is a usage error.
+    std::fs::write(&file, b"short").unwrap();
+    let mut command = std::process::Command::new(MCP);
+    command.args(["serve", "--http", "127.0.0.1:0", "--state-key-file", &file.display().to_string()]);
+    let out = mcp_testkit::output_within(&mut command, LIMIT, "a short key file");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -25,6 +25,11 @@
 //! task's `ttl` elapses, or (2025-11-25, where tasks belong to the session) when the
 //! connection ends.
 //!
+//! Several instances of one server behind one address (scale-out) keep their tasks in one
+//! shared store and call [`crate::Server::share_tasks`]: any instance then answers every
+//! `tasks/*` method for any task, a cancellation reaches the instance running the handler,
+//! and the tasks of an instance that stopped fail once its lease runs out.
+//!
 //! Task ids are 128 random bits. A 2025-11-25 task belongs to the connection (the legacy
 //! session) that created it: other connections cannot see, list or cancel it. A
 //! 2026-07-28 task has no owner (the era has no sessions): its id is its bearer token.

@@ -3,7 +3,7 @@
 //! one server sharing their tasks: a task made on one is polled, awaited, listed and
 //! cancelled on the other, and fails when its instance stops.
 //!
-//! The servers' poll interval is a minute: whatever happens within a test's deadline on the
+//! The servers' poll interval is ten minutes: whatever happens within a test's deadline on the
 //! other instance happened through the bus, not through polling the store.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -166,7 +166,7 @@ struct Signals {
 /// One instance: tasks in the shared store, a tool that waits for its cancellation and one
 /// that waits for the test. Cursors are sealed with the deployment's key.
 fn instance(store: &RedisStore, signals: &Arc<Signals>) -> Server {
-    let config = TaskConfig { poll_interval: Duration::from_secs(60), lease: LEASE, ..TaskConfig::default() };
+    let config = TaskConfig { poll_interval: Duration::from_secs(600), lease: LEASE, ..TaskConfig::default() };
     let server =
         Server::builder("tasks", "1").tasks(config).task_store(Arc::new(store.clone())).cursor_key([7; 32]).build();
     let seen = signals.clone();
