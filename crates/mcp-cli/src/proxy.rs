@@ -427,7 +427,7 @@ pub async fn sealing_keys(
 }
 
 /// [`endpoint`] on a store connected already ([`connect_store`]): the server's tasks are
-/// shared with the other instances too ([`mcp_server::Server::share_tasks`]).
+/// shared with the other instances too (by [`mcp_http::McpHttp::shared`]).
 pub async fn endpoint_with(
     server: mcp_server::Server,
     config: mcp_http::HttpConfig,
@@ -436,11 +436,6 @@ pub async fn endpoint_with(
 ) -> Result<mcp_http::McpHttp, String> {
     let Some(store) = store else { return Ok(mcp_http::McpHttp::new(server, config)) };
     let shown = options.store.as_deref().map(redact).unwrap_or_default();
-    let shared = std::sync::Arc::new(store.clone());
-    server
-        .share_tasks(shared.clone(), shared, mcp_server::shared::Instance::new())
-        .await
-        .map_err(|e| format!("cannot share tasks in the store at {shown}: {}", error_chain(&e)))?;
     mcp_http::McpHttp::shared(server, config, store.shared_state())
         .await
         .map_err(|e| format!("cannot use the shared store at {shown}: {}", error_chain(&e)))

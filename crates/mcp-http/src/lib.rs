@@ -238,7 +238,9 @@ impl McpHttp {
     /// One instance of a deployment of several, behind one address, that act as one server:
     /// Streamable HTTP sessions are kept in the shared store of `shared`, so that any instance
     /// serves any of them; the server's changes ([`Server::share_changes`]) and the sessions'
-    /// reach the clients of every instance over its bus. See docs/SCALING.md.
+    /// reach the clients of every instance over its bus, and so does the news of its tasks
+    /// ([`Server::share_tasks`]: keep them in a shared store too, with
+    /// [`mcp_server::ServerBuilder::task_store`]). See docs/SCALING.md.
     ///
     /// A request's resumable stream is kept in the shared store too, so that a client resumes
     /// it on any instance. A session's standalone (GET) stream stays this instance's, and so
@@ -247,6 +249,9 @@ impl McpHttp {
         server.share_changes(shared.bus.clone()).await?;
         let instance = Instance::new();
         let lease = instance.keep_alive(shared.presence.clone(), config.instance_lease).await?;
+        // Tasks (if the server has them, in a store shared too): their news, and their runners'
+        // leases, are this instance's.
+        server.share_tasks(shared.bus.clone(), &lease).await?;
         let deployment = deployment::Deployment {
             events: shared.events,
             bus: shared.bus.clone(),

@@ -1,7 +1,7 @@
 //! `mcp serve --http --store`: instances of one deployment on a real Redis the test starts.
 //! A store that cannot be reached stops the start (exit 3, one line naming it); an instance
 //! killed outright leaves its sessions to the others, and its call in flight, resumed on
-//! another instance, is answered with an error (never a hang).
+//! another instance, is answered with an error (never a hang), and its task is failed.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -106,12 +106,24 @@ async fn a_killed_instance_leaves_its_sessions_to_the_other_and_its_call_in_flig
     let http = reqwest::Client::new();
 
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": V1125, "capabilities": {}, "clientInfo": {"name": "kill-test", "version": "1"}}});
+        "protocolVersion": V1125, "capabilities": {"tasks": {}}, "clientInfo": {"name": "kill-test", "version": "1"}}});
     let resp = tokio::time::timeout(LIMIT, post(&http, &url_a, None, &init).send()).await.unwrap().unwrap();
     let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     resp.text().await.unwrap();
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     post(&http, &url_a, Some(&session), &note).send().await.unwrap();
+
+    // A task running on a.
+    let as_task = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "test_long_running_task", "arguments": {"steps": 600, "delayMs": 100}, "task": {"ttl": 60000}}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, &url_a, Some(&session), &as_task).send()).await.unwrap().unwrap();
+    let text = resp.text().await.unwrap();
+    let created: Value = events(&text)
+        .into_iter()
+        .find_map(|(_, d)| serde_json::from_str::<Value>(&d).ok())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| panic!("the task's creation: {text}"));
+    let task_id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
 
     // A long call on a: read up to its first progress, then a dies.
     let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
@@ -140,6 +152,17 @@ async fn a_killed_instance_leaves_its_sessions_to_the_other_and_its_call_in_flig
     let resp = tokio::time::timeout(LIMIT, post(&http, &url_b, Some(&session), &echo).send()).await.unwrap().unwrap();
     assert_eq!(resp.status(), 200);
     assert!(resp.text().await.unwrap().contains("still here"));
+
+    // a's task is failed by b once a's lease ran out, saying why.
+    let get = json!({"jsonrpc": "2.0", "id": 11, "method": "tasks/get", "params": {"taskId": task_id}});
+    let failed = mcp_testkit::eventually("the killed instance's task failed", || async {
+        let resp = post(&http, &url_b, Some(&session), &get).send().await.ok()?;
+        let task: Value = serde_json::from_str(&resp.text().await.ok()?).ok()?;
+        (task["result"]["status"] == json!("failed")).then_some(task)
+    })
+    .await;
+    let message = failed["result"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("stopped"), "{failed}");
 
     // The call resumed on b ends with an error once a's lease ran out, never a hang.
     let get = http

@@ -60,7 +60,7 @@ impl Instance {
                 }
             }
         });
-        Ok(LeaseGuard { task, presence, id: self.id.clone() })
+        Ok(LeaseGuard { task, presence, id: self.id.clone(), lease })
     }
 }
 
@@ -69,6 +69,24 @@ pub struct LeaseGuard {
     task: tokio::task::JoinHandle<()>,
     presence: Arc<dyn Presence>,
     id: Arc<str>,
+    lease: Duration,
+}
+
+impl LeaseGuard {
+    /// The instance whose lease this is.
+    pub fn instance(&self) -> &str {
+        &self.id
+    }
+
+    /// How long the lease lasts once renewed.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// Where the leases of the deployment are kept.
+    pub fn presence(&self) -> &Arc<dyn Presence> {
+        &self.presence
+    }
 }
 
 impl std::fmt::Debug for LeaseGuard {

@@ -35,11 +35,6 @@ pub struct TaskConfig {
     pub list: bool,
     /// Offer the `io.modelcontextprotocol/tasks` extension to 2026-07-28 clients.
     pub extension: bool,
-    /// Scale-out ([`crate::Server::share_tasks`]): the lease an instance renews while it runs
-    /// (every third of it). Every half of it, each instance looks for tasks whose instance's
-    /// lease ran out and fails them, so that a task of an instance that stopped is `failed`
-    /// within about one and a half leases (15 s by default).
-    pub lease: Duration,
 }
 
 impl Default for TaskConfig {
@@ -54,7 +49,6 @@ impl Default for TaskConfig {
             immediate_window: Duration::ZERO,
             list: true,
             extension: true,
-            lease: Duration::from_secs(10),
         }
     }
 }

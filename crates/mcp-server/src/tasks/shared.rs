@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use super::runtime::TaskRuntime;
 use crate::server::Server;
-use crate::shared::{Bus, Instance, LeaseGuard, Presence, StoreError};
+use crate::shared::{Bus, LeaseGuard, Presence, StoreError};
 
 /// The bus topic of task news.
 pub const TASKS_TOPIC: &str = "tasks";
@@ -62,19 +62,16 @@ fn decode(message: &[u8]) -> Option<(String, News)> {
     Some((origin, News::Cancel { task }))
 }
 
-/// How an instance shares its tasks: its name, where its news goes, and its lease.
+/// How an instance shares its tasks: its name, and where its news goes.
 pub(crate) struct SharedTasks {
-    instance: Instance,
+    instance: Arc<str>,
     publish: mpsc::UnboundedSender<News>,
-    /// Renewed while the runtime lives (its handlers may outlive the server); released when
-    /// it is dropped.
-    _lease: LeaseGuard,
 }
 
 impl SharedTasks {
     /// This instance's name.
     pub(crate) fn instance(&self) -> &str {
-        self.instance.id()
+        &self.instance
     }
 
     /// Tells the others that task `task` changed.
@@ -98,37 +95,33 @@ impl Server {
     ///   `tasks/result` waiting on the others, and tells a status change to the connection
     ///   that owns the task, wherever it is; a `tasks/cancel` stops the handler on whichever
     ///   instance runs it.
-    /// - This `instance` keeps a lease in `presence` ([`crate::TaskConfig::lease`]) while its
-    ///   tasks may run, and each task it starts records it as its runner. Every half lease,
+    /// - The instance holding `lease` ([`crate::shared::Instance::keep_alive`]) records itself as the runner
+    ///   of each task it starts, and keeps its lease while the guard lives: drop it only when
+    ///   the instance stops (its tasks are then failed by the others). Every half lease,
     ///   each instance fails the running tasks of instances whose lease ran out, with the
     ///   status message [`TASK_RUNNER_STOPPED`]: a task of an instance that stopped does not
     ///   stay `working` for ever.
     ///
     /// Does nothing for a server without tasks. Call it once, within a tokio runtime, before
     /// the server serves (tasks made before are not shared); a second call is refused.
-    pub async fn share_tasks(
-        &self,
-        bus: Arc<dyn Bus>,
-        presence: Arc<dyn Presence>,
-        instance: Instance,
-    ) -> Result<(), StoreError> {
+    pub async fn share_tasks(&self, bus: Arc<dyn Bus>, lease: &LeaseGuard) -> Result<(), StoreError> {
         let Some(runtime) = self.inner.tasks.clone() else { return Ok(()) };
         if runtime.shared.get().is_some() {
             return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
         }
         // Subscribed before anything is published: no news of a task made from now on is missed.
         let heard = bus.subscribe(TASKS_TOPIC).await?;
-        let lease = instance.keep_alive(presence.clone(), runtime.config.lease).await?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let shared = SharedTasks { instance: instance.clone(), publish: tx, _lease: lease };
+        let shared = SharedTasks { instance: lease.instance().into(), publish: tx };
+        let (presence, every) = (lease.presence().clone(), (lease.lease() / 2).max(MIN_SWEEP));
         if runtime.shared.set(shared).is_err() {
             return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
         }
-        let origin = instance.id().to_owned();
+        let origin = lease.instance().to_owned();
         tokio::spawn(publish(bus, origin.clone(), rx));
         let weak = Arc::downgrade(&runtime);
         tokio::spawn(listen(heard, origin.clone(), weak.clone()));
-        tokio::spawn(sweep_every(weak, origin, presence));
+        tokio::spawn(sweep_every(weak, origin, presence, every));
         Ok(())
     }
 }
@@ -171,11 +164,7 @@ async fn listen(mut heard: crate::shared::BusMessages, origin: String, runtime: 
 
 /// Every half lease, fails the running tasks of the instances that stopped, until the
 /// runtime is gone.
-async fn sweep_every(runtime: Weak<TaskRuntime>, me: String, presence: Arc<dyn Presence>) {
-    let every = match runtime.upgrade() {
-        Some(r) => (r.config.lease / 2).max(MIN_SWEEP),
-        None => return,
-    };
+async fn sweep_every(runtime: Weak<TaskRuntime>, me: String, presence: Arc<dyn Presence>, every: Duration) {
     loop {
         tokio::time::sleep(every).await;
         let Some(runtime) = runtime.upgrade() else { break };

@@ -15,7 +15,7 @@ use mcp_protocol::frame::Outbound;
 use mcp_protocol::message::{Decoded, Received};
 use mcp_protocol::types::{CallToolResult, ElicitParams, TaskStatus, TaskSupport, Tool};
 use mcp_protocol::{Principal, ProtocolVersion};
-use mcp_server::shared::{Instance, Presence, StoreError};
+use mcp_server::shared::{Instance, LeaseGuard, Presence, StoreError};
 use mcp_server::{
     Context, HandlerError, Server, ServerSession, TaskChange, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskStore,
     TaskStoreError, TASK_RUNNER_STOPPED,
@@ -166,7 +166,7 @@ struct Signals {
 /// One instance: tasks in the shared store, a tool that waits for its cancellation and one
 /// that waits for the test. Cursors are sealed with the deployment's key.
 fn instance(store: &RedisStore, signals: &Arc<Signals>) -> Server {
-    let config = TaskConfig { poll_interval: Duration::from_secs(600), lease: LEASE, ..TaskConfig::default() };
+    let config = TaskConfig { poll_interval: Duration::from_secs(600), ..TaskConfig::default() };
     let server =
         Server::builder("tasks", "1").tasks(config).task_store(Arc::new(store.clone())).cursor_key([7; 32]).build();
     let seen = signals.clone();
@@ -348,14 +348,16 @@ fn alice() -> Principal {
 }
 
 /// Two instances of one server on one Redis, sharing their tasks.
-async fn deployment(redis: &RedisServer, prefix: &str) -> [(Server, RedisStore, Arc<Signals>); 2] {
+/// Each with its lease, renewed while the guard is held.
+async fn deployment(redis: &RedisServer, prefix: &str) -> [(Server, LeaseGuard, Arc<Signals>); 2] {
     let mut made = Vec::new();
     for _ in 0..2 {
         let store = connect(redis, prefix).await;
         let signals = Arc::new(Signals::default());
         let server = instance(&store, &signals);
-        server.share_tasks(Arc::new(store.clone()), Arc::new(store.clone()), Instance::new()).await.unwrap();
-        made.push((server, store, signals));
+        let lease = Instance::new().keep_alive(Arc::new(store.clone()), LEASE).await.unwrap();
+        server.share_tasks(Arc::new(store.clone()), &lease).await.unwrap();
+        made.push((server, lease, signals));
     }
     made.try_into().unwrap_or_else(|_| unreachable!())
 }
@@ -363,7 +365,7 @@ async fn deployment(redis: &RedisServer, prefix: &str) -> [(Server, RedisStore, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_polled_awaited_listed_and_cancelled_on_either_instance() {
     let redis = RedisServer::start();
-    let [(a, _, on_a_signals), (b, _, _)] = deployment(&redis, "two").await;
+    let [(a, _lease_a, on_a_signals), (b, _lease_b, _)] = deployment(&redis, "two").await;
     let principal = alice();
     let mut on_a = Client::open(&a, "session-1", Some(&principal)).await;
     let mut on_b = Client::restore(&on_a, &b, "session-1", Some(&principal));
@@ -424,11 +426,13 @@ async fn the_tasks_of_an_instance_that_stops_fail() {
     let signals_a = Arc::new(Signals::default());
     let a = instance(&store_a, &signals_a);
     let mortal = Arc::new(Mortal { store: store_a.clone(), dead: AtomicBool::new(false) });
-    a.share_tasks(Arc::new(store_a.clone()), mortal.clone(), Instance::new()).await.unwrap();
+    let lease_a = Instance::new().keep_alive(mortal.clone(), LEASE).await.unwrap();
+    a.share_tasks(Arc::new(store_a.clone()), &lease_a).await.unwrap();
     let store_b = connect(&redis, "die").await;
     let signals_b = Arc::new(Signals::default());
     let b = instance(&store_b, &signals_b);
-    b.share_tasks(Arc::new(store_b.clone()), Arc::new(store_b.clone()), Instance::new()).await.unwrap();
+    let _lease_b = Instance::new().keep_alive(Arc::new(store_b.clone()), LEASE).await.unwrap();
+    b.share_tasks(Arc::new(store_b.clone()), &_lease_b).await.unwrap();
 
     let mut on_a = Client::open(&a, "session-1", Some(&principal)).await;
     let mut on_b = Client::restore(&on_a, &b, "session-1", Some(&principal));
@@ -483,7 +487,7 @@ async fn modern(server: &Server, principal: &Principal, method: &str, mut params
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_modern_task_is_answered_and_cancelled_through_the_other_instance() {
     let redis = RedisServer::start();
-    let [(a, _, signals_a), (b, _, _)] = deployment(&redis, "modern").await;
+    let [(a, _lease_a, signals_a), (b, _lease_b, _)] = deployment(&redis, "modern").await;
     let alice = alice();
 
     // The handler asks on A; the question is read and answered on B; A's handler goes on.
