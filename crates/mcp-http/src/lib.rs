@@ -46,7 +46,8 @@ use tokio_util::sync::CancellationToken;
 pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEventStore, StreamInfo};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
-pub use session::{SessionRecord, SessionStore, SharedSessions};
+use session::SharedSessions;
+pub use session::{SessionRecord, SessionStore};
 
 /// The state the instances of a deployment share ([`McpHttp::shared`]): `mcp-store-redis`
 /// makes one on Redis.
@@ -252,6 +253,7 @@ impl McpHttp {
         // Tasks (if the server has them, in a store shared too): their news, and their runners'
         // leases, are this instance's.
         server.share_tasks(shared.bus.clone(), &lease).await?;
+        let sessions = SharedSessions::new(shared.sessions, shared.bus.clone(), shared.presence.clone(), instance.id());
         let deployment = deployment::Deployment {
             events: shared.events,
             bus: shared.bus.clone(),
@@ -261,7 +263,6 @@ impl McpHttp {
             _lease: lease,
         };
         let events = Arc::new(MemoryEventStore::with_budget(config.event_budget));
-        let sessions = SharedSessions::new(shared.sessions, shared.bus);
         let sessions = session::Sessions::new(
             server.clone(),
             config.session_idle_timeout,

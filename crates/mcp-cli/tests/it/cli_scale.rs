@@ -116,7 +116,8 @@ async fn a_killed_instance_leaves_its_sessions_to_the_other_and_its_call_in_flig
     // A task running on a.
     let as_task = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
         "name": "test_long_running_task", "arguments": {"steps": 600, "delayMs": 100}, "task": {"ttl": 60000}}});
-    let resp = tokio::time::timeout(LIMIT, post(&http, &url_a, Some(&session), &as_task).send()).await.unwrap().unwrap();
+    let resp =
+        tokio::time::timeout(LIMIT, post(&http, &url_a, Some(&session), &as_task).send()).await.unwrap().unwrap();
     let text = resp.text().await.unwrap();
     let created: Value = events(&text)
         .into_iter()

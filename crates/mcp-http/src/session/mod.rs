@@ -10,7 +10,7 @@ mod shared;
 mod store;
 
 pub(crate) use shared::Found;
-pub use shared::SharedSessions;
+pub(crate) use shared::SharedSessions;
 pub use store::{SessionRecord, SessionStore};
 
 use std::collections::HashMap;
@@ -245,6 +245,9 @@ impl Sessions {
                 s.closed.cancel();
                 s.core.close();
                 self.store.forget_session(id);
+                if s.shared {
+                    self.let_go(id);
+                }
                 true
             }
             None => false,
@@ -269,6 +272,9 @@ impl Sessions {
                 s.closed.cancel();
                 s.core.close();
                 self.store.forget_session(id);
+                if s.shared {
+                    self.let_go(id);
+                }
             }
             keep
         });

@@ -7,9 +7,11 @@
 //!   restored (no handshake again), bound to the party that opened it.
 //! - A change of its log level or subscriptions: written before the answer goes out, and told
 //!   on the bus (with the session as it is now), so that every instance holding the session
-//!   brings its copy up to date before the client's next request, in practice (the bus is not
-//!   waited on: a request racing the news on another instance may see the state before).
+//!   brings its copy up to date.
 //! - `DELETE`: forgotten by the store, and told on the bus, so that every instance lets it go.
+//! - A change or a `DELETE` waits (half a second at most) until every living instance noted as
+//!   holding a copy of the session (`SessionStore::hold`) said it took the news: the client's
+//!   next request sees it wherever it goes.
 //! - An answer of the client to a request the session sent from another instance (an
 //!   elicitation, say, asked by a call running there): passed on over the bus to every
 //!   instance, and taken by the one whose request waits for it. The requests of each instance
@@ -19,14 +21,17 @@
 //!   timeout by each instance, so that a call that changes nothing costs no round trip; the
 //!   store forgets a session at most that much before the idle timeout would.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use mcp_protocol::Principal;
-use mcp_server::shared::{Bus, StoreError};
+use mcp_server::shared::{Bus, Presence, StoreError};
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
 
 use mcp_protocol::message::{Decoded, FromClient, Received};
 
@@ -46,18 +51,34 @@ const SESSIONS_TOPIC: &str = "sessions";
 /// The bus topic of the client's answers to requests sent from another instance.
 const ANSWERS_TOPIC: &str = "answers";
 
-/// A deployment's shared sessions: the store and the bus, and this instance's name on it.
-#[derive(Clone)]
-pub struct SharedSessions {
+/// The bus topic on which instances say they took a session's news.
+const ACKS_TOPIC: &str = "session-acks";
+
+/// How long a change waits for the instances holding the session to take it, at most (one
+/// that does not answer in time is late: see the module docs).
+const ACK_WAIT: Duration = Duration::from_millis(500);
+
+/// A deployment's shared sessions: the store, the bus, the instances' leases, and this
+/// instance's name among them.
+pub(crate) struct SharedSessions {
     store: Arc<dyn SessionStore>,
     bus: Arc<dyn Bus>,
+    presence: Arc<dyn Presence>,
     origin: Arc<str>,
+    /// The news told and not yet taken by every holder: by nonce, the holders still to answer.
+    waiting: Mutex<HashMap<String, (HashSet<String>, Arc<Notify>)>>,
 }
 
 impl SharedSessions {
-    /// Sessions kept in `store`, their changes told on `bus`.
-    pub fn new(store: Arc<dyn SessionStore>, bus: Arc<dyn Bus>) -> Self {
-        Self { store, bus, origin: mcp_protocol::id::random_id().into() }
+    /// Sessions kept in `store`, their changes told on `bus`, by the instance `instance`
+    /// whose lease (and the others') is in `presence`.
+    pub(crate) fn new(
+        store: Arc<dyn SessionStore>,
+        bus: Arc<dyn Bus>,
+        presence: Arc<dyn Presence>,
+        instance: &str,
+    ) -> Self {
+        Self { store, bus, presence, origin: instance.into(), waiting: Mutex::default() }
     }
 
     /// What the ids of this instance's requests to clients begin with: 64 bits of its name.
@@ -88,6 +109,15 @@ struct News {
     session: String,
     /// The session as kept now; `None`: it ended.
     record: Option<SessionRecord>,
+    /// Names this news in the acknowledgements.
+    nonce: String,
+}
+
+/// An instance took a news (or had no copy of the session to bring up to date).
+#[derive(Serialize, Deserialize)]
+struct Ack {
+    nonce: String,
+    instance: String,
 }
 
 /// What finding a session came to.
@@ -119,6 +149,24 @@ impl Sessions {
                 }
             }
         });
+        let mut acks = shared.bus.subscribe(ACKS_TOPIC).await?;
+        let weak: Weak<Sessions> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(message) = acks.next().await {
+                let Some(sessions) = weak.upgrade() else { break };
+                let (Some(shared), Ok(ack)) = (&sessions.shared, serde_json::from_slice::<Ack>(&message)) else {
+                    continue;
+                };
+                let mut waiting = shared.waiting.lock();
+                if let Some((holders, done)) = waiting.get_mut(&ack.nonce) {
+                    holders.remove(&ack.instance);
+                    if holders.is_empty() {
+                        done.notify_one();
+                        waiting.remove(&ack.nonce);
+                    }
+                }
+            }
+        });
         let weak: Weak<Sessions> = Arc::downgrade(self);
         let origin = shared.origin.clone();
         tokio::spawn(async move {
@@ -129,16 +177,22 @@ impl Sessions {
                     continue;
                 }
                 let held = sessions.map.lock().get(&news.session).cloned();
-                let Some(session) = held else { continue };
-                match news.record {
-                    None => {
-                        sessions.remove(&news.session);
-                    }
-                    Some(record) => {
-                        if session.core.restore(record.snapshot).is_ok() {
-                            session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
+                if let Some(session) = held {
+                    match news.record {
+                        None => {
+                            sessions.remove(&news.session);
+                        }
+                        Some(record) => {
+                            if session.core.restore(record.snapshot).is_ok() {
+                                session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
+                            }
                         }
                     }
+                }
+                // Taken (or nothing held to bring up to date): the instance that told may answer.
+                if let Some(shared) = &sessions.shared {
+                    let ack = Ack { nonce: news.nonce, instance: origin.to_string() };
+                    let _ = shared.bus.publish(ACKS_TOPIC, serde_json::to_vec(&ack).unwrap_or_default()).await;
                 }
             }
         });
@@ -182,7 +236,11 @@ impl Sessions {
             session.core.set_principal(Some(caller.clone()));
         }
         match self.admit(session) {
-            Ok(session) => Ok(Found::Session(session)),
+            Ok(session) => {
+                // A change made elsewhere from now on waits for this copy to take it.
+                shared.store.hold(id, &shared.origin, self.idle_timeout).await?;
+                Ok(Found::Session(session))
+            }
             Err(SessionsFull) => Ok(Found::Full),
         }
     }
@@ -223,9 +281,14 @@ impl Sessions {
         let Some(snapshot) = session.core.snapshot() else { return Ok(()) };
         let record = SessionRecord { snapshot, owner: session.core.principal().map(|p| p.key()) };
         shared.store.put(&session.id, &record, self.idle_timeout).await?;
+        if session.saved_changes.load(Ordering::Relaxed) == 0 {
+            // First kept by this instance (it began the session): it holds a copy.
+            shared.store.hold(&session.id, &shared.origin, self.idle_timeout).await?;
+        }
         session.saved_changes.fetch_max(changes, Ordering::Relaxed);
         *session.touched.lock() = Instant::now();
-        self.tell(shared, &session.id, Some(record)).await;
+        let expected = self.other_holders(shared, &session.id).await;
+        self.tell(shared, &session.id, Some(record), expected).await;
         Ok(())
     }
 
@@ -251,17 +314,62 @@ impl Sessions {
     pub(crate) async fn end(&self, id: &str) -> Result<bool, StoreError> {
         let here = self.remove(id);
         let Some(shared) = &self.shared else { return Ok(here) };
+        // Read before the store forgets them with the session.
+        let expected = self.other_holders(shared, id).await;
         let kept = shared.store.remove(id).await?;
-        self.tell(shared, id, None).await;
+        self.tell(shared, id, None, expected).await;
         Ok(here || kept)
     }
 
-    async fn tell(&self, shared: &SharedSessions, id: &str, record: Option<SessionRecord>) {
-        let news = News { origin: shared.origin.to_string(), session: id.to_owned(), record };
+    /// The living instances other than this one noted as holding a copy of session `id`:
+    /// those a change of it waits for.
+    async fn other_holders(&self, shared: &SharedSessions, id: &str) -> HashSet<String> {
+        let holders = match shared.store.holders(id).await {
+            Ok(holders) => holders,
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "the holders of a session could not be read");
+                Vec::new()
+            }
+        };
+        // Only the living answer: one that stopped holds nothing any more.
+        let mut expected = HashSet::new();
+        for holder in holders.into_iter().filter(|h| **h != *shared.origin) {
+            if shared.presence.alive(&holder).await.unwrap_or(false) {
+                expected.insert(holder);
+            }
+        }
+        expected
+    }
+
+    /// Tells the other instances of a session's change, and waits (at most [`ACK_WAIT`]) until
+    /// each of `expected` (the living holders of a copy) took it: the client's next request,
+    /// wherever it goes, sees the change.
+    async fn tell(&self, shared: &SharedSessions, id: &str, record: Option<SessionRecord>, expected: HashSet<String>) {
+        let nonce = mcp_protocol::id::random_id();
+        let taken = Arc::new(Notify::new());
+        let waits = !expected.is_empty();
+        if waits {
+            shared.waiting.lock().insert(nonce.clone(), (expected, taken.clone()));
+        }
+        let news = News { origin: shared.origin.to_string(), session: id.to_owned(), record, nonce: nonce.clone() };
         let payload = serde_json::to_vec(&news).unwrap_or_default();
         if let Err(e) = shared.bus.publish(SESSIONS_TOPIC, payload).await {
-            // The others read the store again at the latest when their copy expires.
+            // The others find out when they restart the session's lifetime (see the module docs).
             tracing::warn!(session = %id, error = %e, "the other instances could not be told of a session's change");
+        } else if waits && tokio::time::timeout(ACK_WAIT, taken.notified()).await.is_err() {
+            tracing::warn!(session = %id, "an instance holding the session did not take its change in time");
         }
+        shared.waiting.lock().remove(&nonce);
+    }
+
+    /// Notes, in the background, that this instance let its copy of a session go.
+    pub(crate) fn let_go(&self, id: &str) {
+        let Some(shared) = &self.shared else { return };
+        let (store, id, origin) = (shared.store.clone(), id.to_owned(), shared.origin.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store.release(&id, &origin).await {
+                tracing::debug!(session = %id, error = %e, "letting a session's copy go was not noted");
+            }
+        });
     }
 }

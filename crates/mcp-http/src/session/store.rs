@@ -40,4 +40,14 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Forgets session `id`; whether it was kept.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Notes that instance `instance` holds a copy of session `id` (for `ttl`, restarted by
+    /// each call): a change of the session waits for the holders to take it.
+    fn hold<'a>(&'a self, id: &'a str, instance: &'a str, ttl: Duration) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Notes that instance `instance` let its copy of session `id` go.
+    fn release<'a>(&'a self, id: &'a str, instance: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The instances noted as holding a copy of session `id`.
+    fn holders<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
 }
