@@ -65,8 +65,16 @@ pub(crate) struct SharedSessions {
     bus: Arc<dyn Bus>,
     presence: Arc<dyn Presence>,
     origin: Arc<str>,
-    /// The news told and not yet taken by every holder: by nonce, the holders still to answer.
-    waiting: Mutex<HashMap<String, (HashSet<String>, Arc<Notify>)>>,
+    /// The news told and not yet taken by every holder, by nonce.
+    waiting: Mutex<HashMap<String, Awaited>>,
+}
+
+/// A news told, and who has yet to take it.
+struct Awaited {
+    /// The holders still to answer.
+    holders: HashSet<String>,
+    /// Notified once none is left.
+    taken: Arc<Notify>,
 }
 
 impl SharedSessions {
@@ -158,10 +166,10 @@ impl Sessions {
                     continue;
                 };
                 let mut waiting = shared.waiting.lock();
-                if let Some((holders, done)) = waiting.get_mut(&ack.nonce) {
-                    holders.remove(&ack.instance);
-                    if holders.is_empty() {
-                        done.notify_one();
+                if let Some(awaited) = waiting.get_mut(&ack.nonce) {
+                    awaited.holders.remove(&ack.instance);
+                    if awaited.holders.is_empty() {
+                        awaited.taken.notify_one();
                         waiting.remove(&ack.nonce);
                     }
                 }
@@ -349,7 +357,7 @@ impl Sessions {
         let taken = Arc::new(Notify::new());
         let waits = !expected.is_empty();
         if waits {
-            shared.waiting.lock().insert(nonce.clone(), (expected, taken.clone()));
+            shared.waiting.lock().insert(nonce.clone(), Awaited { holders: expected, taken: taken.clone() });
         }
         let news = News { origin: shared.origin.to_string(), session: id.to_owned(), record, nonce: nonce.clone() };
         let payload = serde_json::to_vec(&news).unwrap_or_default();
