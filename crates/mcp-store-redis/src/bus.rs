@@ -68,14 +68,7 @@ impl Bus for RedisStore {
     fn publish<'a>(&'a self, topic: &'a str, payload: Vec<u8>) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let channel = format!("{}{topic}", channel_prefix(&self.inner.prefix));
-            let mut c = self.commands();
-            redis::cmd("PUBLISH")
-                .arg(channel)
-                .arg(payload)
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|_| ())
-                .map_err(|e| StoreError::unavailable("bus publish", e))
+            self.run::<i64>("bus publish", redis::cmd("PUBLISH").arg(channel).arg(payload)).await.map(|_| ())
         })
     }
 
@@ -86,40 +79,17 @@ impl Bus for RedisStore {
 
 impl mcp_server::shared::Presence for RedisStore {
     fn renew<'a>(&'a self, instance: &'a str, lease: Duration) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("SET")
-                .arg(self.key("instance", instance))
-                .arg(1)
-                .arg("PX")
-                .arg(crate::millis(lease))
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("lease renewal", e))
-        })
+        Box::pin(self.set_for("lease renewal", self.key("instance", instance), 1, lease))
     }
 
     fn alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("EXISTS")
-                .arg(self.key("instance", instance))
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|n| n > 0)
-                .map_err(|e| StoreError::unavailable("lease lookup", e))
+            let command = redis::cmd("EXISTS").arg(self.key("instance", instance)).to_owned();
+            self.run::<i64>("lease lookup", &command).await.map(|n| n > 0)
         })
     }
 
     fn release<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("DEL")
-                .arg(self.key("instance", instance))
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|_| ())
-                .map_err(|e| StoreError::unavailable("lease release", e))
-        })
+        Box::pin(async move { self.delete("lease release", self.key("instance", instance)).await.map(|_| ()) })
     }
 }

@@ -42,20 +42,10 @@ impl SharedEventStore for RedisStore {
         Box::pin(async move {
             let json = serde_json::to_string(info).map_err(|e| StoreError::corrupt("stream info", e))?;
             let key = self.stream_key(session, stream);
-            let mut c = self.commands();
-            redis::pipe()
-                .cmd("HSET")
-                .arg(&key)
-                .arg("info")
-                .arg(json)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(millis(ttl))
-                .ignore()
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("stream open", e))
+            let mut both = redis::pipe();
+            both.cmd("HSET").arg(&key).arg("info").arg(json).ignore();
+            both.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
+            self.run_all("stream open", &both).await
         })
     }
 
@@ -70,28 +60,13 @@ impl SharedEventStore for RedisStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let (events, info) = (self.events_key(session, stream), self.stream_key(session, stream));
-            let mut c = self.commands();
-            redis::pipe()
-                .cmd("XADD")
-                .arg(&events)
-                .arg("MAXLEN")
-                .arg("~")
-                .arg(max_events.max(1))
-                .arg(format!("0-{seq}"))
-                .arg("f")
-                .arg(frame)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&events)
-                .arg(millis(ttl))
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&info)
-                .arg(millis(ttl))
-                .ignore()
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("event append", e))?;
+            // The event and both lifetimes in one round trip.
+            let mut all = redis::pipe();
+            all.cmd("XADD").arg(&events).arg("MAXLEN").arg("~").arg(max_events.max(1)).arg(format!("0-{seq}"));
+            all.arg("f").arg(frame).ignore();
+            all.cmd("PEXPIRE").arg(&events).arg(millis(ttl)).ignore();
+            all.cmd("PEXPIRE").arg(&info).arg(millis(ttl)).ignore();
+            self.run_all::<()>("event append", &all).await?;
             self.wake(session, stream).await;
             Ok(())
         })
@@ -99,14 +74,8 @@ impl SharedEventStore for RedisStore {
 
     fn finish<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("HSET")
-                .arg(self.stream_key(session, stream))
-                .arg("done")
-                .arg(1)
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("stream end", e))?;
+            let done = redis::cmd("HSET").arg(self.stream_key(session, stream)).arg("done").arg(1).to_owned();
+            self.run::<()>("stream end", &done).await?;
             self.wake(session, stream).await;
             Ok(())
         })
@@ -114,14 +83,8 @@ impl SharedEventStore for RedisStore {
 
     fn info<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<Option<StreamInfo>, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            let (info, done): (Option<String>, Option<String>) = redis::cmd("HMGET")
-                .arg(self.stream_key(session, stream))
-                .arg("info")
-                .arg("done")
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("stream lookup", e))?;
+            let lookup = redis::cmd("HMGET").arg(self.stream_key(session, stream)).arg("info").arg("done").to_owned();
+            let (info, done): (Option<String>, Option<String>) = self.run("stream lookup", &lookup).await?;
             let Some(info) = info else { return Ok(None) };
             let mut info: StreamInfo =
                 serde_json::from_str(&info).map_err(|e| StoreError::corrupt("stream info", e))?;
@@ -138,17 +101,15 @@ impl SharedEventStore for RedisStore {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<(u64, String)>, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
             // `(` makes the start exclusive.
-            let entries: Value = redis::cmd("XRANGE")
+            let range = redis::cmd("XRANGE")
                 .arg(self.events_key(session, stream))
                 .arg(format!("(0-{after}"))
                 .arg("+")
                 .arg("COUNT")
                 .arg(limit.max(1))
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("event replay", e))?;
+                .to_owned();
+            let entries: Value = self.run("event replay", &range).await?;
             parse_entries(entries)
         })
     }

@@ -7,45 +7,18 @@ use futures::future::BoxFuture;
 use mcp_server::handles::HandleStore;
 use mcp_server::shared::StoreError;
 
-use crate::{millis, RedisStore};
+use crate::RedisStore;
 
 impl HandleStore for RedisStore {
     fn put<'a>(&'a self, key: &'a str, value: Vec<u8>, ttl: Duration) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("SET")
-                .arg(self.key("handle", key))
-                .arg(value)
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("handle write", e))
-        })
+        Box::pin(self.set_for("handle write", self.key("handle", key), value, ttl))
     }
 
     fn get<'a>(&'a self, key: &'a str, ttl: Duration) -> BoxFuture<'a, Result<Option<Vec<u8>>, StoreError>> {
-        Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("GETEX")
-                .arg(self.key("handle", key))
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("handle lookup", e))
-        })
+        Box::pin(self.get_for("handle lookup", self.key("handle", key), ttl))
     }
 
     fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("DEL")
-                .arg(self.key("handle", key))
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|n| n > 0)
-                .map_err(|e| StoreError::unavailable("handle removal", e))
-        })
+        Box::pin(self.delete("handle removal", self.key("handle", key)))
     }
 }

@@ -104,6 +104,45 @@ impl RedisStore {
     }
 }
 
+/// The commands every store here is made of: a value with a lifetime, read with its
+/// lifetime restarted, deleted; any failure is the store being unavailable for `what`.
+impl RedisStore {
+    /// Runs one command.
+    async fn run<T: redis::FromRedisValue>(&self, what: &'static str, command: &redis::Cmd) -> Result<T, StoreError> {
+        command.query_async(&mut self.commands()).await.map_err(|e| StoreError::unavailable(what, e))
+    }
+
+    /// Runs the commands of a pipeline in one round trip.
+    async fn run_all<T: redis::FromRedisValue>(
+        &self,
+        what: &'static str,
+        commands: &redis::Pipeline,
+    ) -> Result<T, StoreError> {
+        commands.query_async(&mut self.commands()).await.map_err(|e| StoreError::unavailable(what, e))
+    }
+
+    /// Keeps `value` under `key` for `ttl`.
+    async fn set_for(
+        &self,
+        what: &'static str,
+        key: String,
+        value: impl redis::ToRedisArgs + Send + Sync,
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        self.run(what, redis::cmd("SET").arg(key).arg(value).arg("PX").arg(millis(ttl))).await
+    }
+
+    /// The value under `key`, its lifetime restarted at `ttl`.
+    async fn get_for(&self, what: &'static str, key: String, ttl: Duration) -> Result<Option<Vec<u8>>, StoreError> {
+        self.run(what, redis::cmd("GETEX").arg(key).arg("PX").arg(millis(ttl))).await
+    }
+
+    /// Deletes `key`; whether it was there.
+    async fn delete(&self, what: &'static str, key: String) -> Result<bool, StoreError> {
+        self.run::<i64>(what, redis::cmd("DEL").arg(key)).await.map(|n| n > 0)
+    }
+}
+
 /// Milliseconds of a lifetime, at least one (Redis refuses a zero expiry).
 fn millis(ttl: Duration) -> u64 {
     (ttl.as_millis() as u64).max(1)

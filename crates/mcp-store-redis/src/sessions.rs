@@ -19,28 +19,13 @@ impl SessionStore for RedisStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let json = serde_json::to_vec(record).map_err(|e| StoreError::corrupt("session write", e))?;
-            let mut c = self.commands();
-            redis::cmd("SET")
-                .arg(self.key("session", id))
-                .arg(json)
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("session write", e))
+            self.set_for("session write", self.key("session", id), json, ttl).await
         })
     }
 
     fn get<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            let kept: Option<Vec<u8>> = redis::cmd("GETEX")
-                .arg(self.key("session", id))
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("session lookup", e))?;
+            let kept = self.get_for("session lookup", self.key("session", id), ttl).await?;
             kept.map(|json| serde_json::from_slice(&json).map_err(|e| StoreError::corrupt("session lookup", e)))
                 .transpose()
         })
@@ -48,29 +33,17 @@ impl SessionStore for RedisStore {
 
     fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("PEXPIRE")
-                .arg(self.key("session", id))
-                .arg(millis(ttl))
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|n| n == 1)
-                .map_err(|e| StoreError::unavailable("session touch", e))
+            let command = redis::cmd("PEXPIRE").arg(self.key("session", id)).arg(millis(ttl)).to_owned();
+            self.run::<i64>("session touch", &command).await.map(|n| n == 1)
         })
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
             // Its holders go with it: nobody holds an ended session.
-            let (removed, _): (i64, i64) = redis::pipe()
-                .cmd("DEL")
-                .arg(self.key("session", id))
-                .cmd("DEL")
-                .arg(self.key("holders", id))
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("session removal", e))?;
+            let mut both = redis::pipe();
+            both.cmd("DEL").arg(self.key("session", id)).cmd("DEL").arg(self.key("holders", id));
+            let (removed, _): (i64, i64) = self.run_all("session removal", &both).await?;
             Ok(removed > 0)
         })
     }
@@ -78,43 +51,23 @@ impl SessionStore for RedisStore {
     fn hold<'a>(&'a self, id: &'a str, instance: &'a str, ttl: Duration) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let key = self.key("holders", id);
-            let mut c = self.commands();
-            redis::pipe()
-                .cmd("SADD")
-                .arg(&key)
-                .arg(instance)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(millis(ttl))
-                .ignore()
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("session holder", e))
+            let mut both = redis::pipe();
+            both.cmd("SADD").arg(&key).arg(instance).ignore().cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
+            self.run_all("session holder", &both).await
         })
     }
 
     fn release<'a>(&'a self, id: &'a str, instance: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("SREM")
-                .arg(self.key("holders", id))
-                .arg(instance)
-                .query_async::<i64>(&mut c)
-                .await
-                .map(|_| ())
-                .map_err(|e| StoreError::unavailable("session holder", e))
+            let command = redis::cmd("SREM").arg(self.key("holders", id)).arg(instance).to_owned();
+            self.run::<i64>("session holder", &command).await.map(|_| ())
         })
     }
 
     fn holders<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         Box::pin(async move {
-            let mut c = self.commands();
-            redis::cmd("SMEMBERS")
-                .arg(self.key("holders", id))
-                .query_async(&mut c)
-                .await
-                .map_err(|e| StoreError::unavailable("session holders", e))
+            let command = redis::cmd("SMEMBERS").arg(self.key("holders", id)).to_owned();
+            self.run("session holders", &command).await
         })
     }
 }

@@ -3,13 +3,11 @@
 //! killed outright leaves its sessions to the others, and its call in flight, resumed on
 //! another instance, is answered with an error (never a hang), and its task is failed.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_testkit::redis::RedisServer;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 const LIMIT: Duration = Duration::from_secs(30);
@@ -43,26 +41,9 @@ async fn instance(redis: &RedisServer, prefix: &str) -> (Child, String) {
 
 /// `mcp serve --http ARGS` on a free port, once it serves; its endpoint's URL.
 async fn serve(args: &[String]) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new(MCP)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .args(args)
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(LIMIT, async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.contains("serving on") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(ready, Ok(true), "the instance on port {port} started");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let mut all = vec!["serve"];
+    all.extend(args.iter().map(String::as_str));
+    let (child, port) = crate::cli_shutdown::start(&all).await;
     (child, format!("http://127.0.0.1:{port}/mcp"))
 }
 

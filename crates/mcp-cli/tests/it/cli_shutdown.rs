@@ -14,7 +14,7 @@ const LIMIT: Duration = Duration::from_secs(30);
 const CALLS: usize = 8;
 
 /// Starts `mcp ARGS --http 127.0.0.1:0`-like on a free port; returns it once it listens.
-async fn start(args: &[&str]) -> (Child, u16) {
+pub(crate) async fn start(args: &[&str]) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(MCP)
         .args(args)
