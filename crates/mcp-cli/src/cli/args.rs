@@ -23,8 +23,8 @@ pub struct ConnectOptions {
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// A bearer token sent as `Authorization: Bearer TOKEN` to an http(s) target (no OAuth
-    /// flow then).
-    #[arg(long, value_name = "TOKEN", env = "MCP_BEARER_TOKEN", hide_env_values = true)]
+    /// flow then). A token may begin with `-` (base64url tokens do, one in 32).
+    #[arg(long, value_name = "TOKEN", env = "MCP_BEARER_TOKEN", hide_env_values = true, allow_hyphen_values = true)]
     pub bearer: Option<String>,
     /// OAuth: a client registered in advance with the target's authorization server (else
     /// a client ID metadata document or dynamic registration, as it offers).

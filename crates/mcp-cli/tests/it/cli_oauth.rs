@@ -436,3 +436,12 @@ async fn the_cli_as_a_machine_with_client_credentials() {
     let out = mcp_with(&token_dir("none"), &["list", &url, "--no-oauth"]).output().await.unwrap();
     assert!(!out.status.success());
 }
+
+/// A token beginning with `-` (a base64url token does, one in 32) is the value of `--bearer`,
+/// not an option: refused by the server, not by the command line.
+#[tokio::test]
+async fn a_bearer_token_may_begin_with_a_dash() {
+    let (code, _, err) = mcp(&["call", "http://127.0.0.1:1/mcp", "--bearer", "-gXz0", "echo", "text=x"]).await;
+    assert!(!err.contains("unexpected argument"), "{err}");
+    assert_ne!(code, 2, "not a usage error: {err}");
+}
