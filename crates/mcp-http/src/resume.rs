@@ -12,11 +12,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use futures::StreamExt;
 use mcp_protocol::{jsonrpc, ErrorObject, RequestId};
-use mcp_server::shared::{BusMessages, StoreError};
+use mcp_server::shared::{BusMessages, Presence, StoreError};
 use tokio::time::Instant;
 
-use crate::deployment::Deployment;
-use crate::events::StreamInfo;
+use crate::events::{SharedEventStore, StreamInfo};
 use crate::session::Session;
 use crate::{legacy, plain, sse, store_unavailable, Inner};
 
@@ -52,6 +51,9 @@ pub(crate) async fn elsewhere(inner: &Arc<Inner>, session: Arc<Session>, stream:
         cursor: after,
         info,
         wake,
+        events: deployment.events.clone(),
+        presence: deployment.presence.clone(),
+        check_every: deployment.lease / 2,
         inner: inner.clone(),
         checked: Instant::now(),
         ended: false,
@@ -74,6 +76,10 @@ struct Remote {
     wake: BusMessages,
     wake_key: String,
     prelude: Option<String>,
+    /// Where the stream is kept, and the producers' leases, checked every `check_every`.
+    events: Arc<dyn SharedEventStore>,
+    presence: Arc<dyn Presence>,
+    check_every: Duration,
     inner: Arc<Inner>,
     /// When the producer's lease was last checked.
     checked: Instant,
@@ -81,10 +87,6 @@ struct Remote {
 }
 
 impl Remote {
-    fn deployment(&self) -> &Deployment {
-        self.inner.deployment.as_ref().expect("a remote reader is made only with a deployment")
-    }
-
     async fn next_chunk(&mut self) -> Option<String> {
         if self.ended {
             return None;
@@ -142,11 +144,8 @@ impl Remote {
         if !events.is_empty() {
             return Ok(Some(events));
         }
-        let deployment = self.deployment();
-        let (events_store, presence) = (deployment.events.clone(), deployment.presence.clone());
-        let check_every = deployment.lease / 2;
         if !self.info.done {
-            if let Some(info) = events_store.info(&self.session.id, self.stream).await? {
+            if let Some(info) = self.events.info(&self.session.id, self.stream).await? {
                 self.info.done = info.done;
             }
         }
@@ -156,9 +155,9 @@ impl Remote {
             self.ended = rest.is_empty();
             return Ok((!rest.is_empty()).then_some(rest));
         }
-        if self.checked.elapsed() >= check_every {
+        if self.checked.elapsed() >= self.check_every {
             self.checked = Instant::now();
-            if !presence.alive(&self.info.instance).await? {
+            if !self.presence.alive(&self.info.instance).await? {
                 self.ended = true;
                 return Ok(self.info.request.as_ref().map(stopped_answer));
             }
@@ -168,7 +167,7 @@ impl Remote {
 
     /// The events after the cursor as one SSE chunk (empty: none).
     async fn read(&mut self) -> Result<String, StoreError> {
-        let events = self.deployment().events.read(&self.session.id, self.stream, self.cursor, BATCH).await?;
+        let events = self.events.read(&self.session.id, self.stream, self.cursor, BATCH).await?;
         let mut chunk = String::new();
         for (seq, frame) in &events {
             chunk.push_str(&sse::event(Some(&format!("{}-{seq}", self.stream)), Some("message"), frame));

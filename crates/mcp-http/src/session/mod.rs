@@ -167,24 +167,15 @@ impl Sessions {
         // 128 bits from the CSPRNG, as hex (visible ASCII).
         let id = mcp_protocol::id::random_id();
         let shared = streamable && self.shared.is_some();
-        let session = self.build(id, shared, |id, sink| Some(self.server.session_with_id(id, sink)));
-        let Some(session) = session else { return Err(SessionsFull) };
-        self.admit(session)
+        self.admit(self.build(id, shared))
     }
 
-    /// A session object around the engine `core` makes, its own messages filed in its
-    /// standalone stream; `None` if `core` makes none.
-    fn build(
-        &self,
-        id: String,
-        shared: bool,
-        core: impl FnOnce(&str, Box<dyn Fn(Outbound) -> bool + Send + Sync>) -> Option<ServerSession>,
-    ) -> Option<Arc<Session>> {
+    /// A session object, its own messages filed in its standalone stream.
+    fn build(&self, id: String, shared: bool) -> Arc<Session> {
         let store = self.store.clone();
-        let mut made = None;
-        let session = Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
+        Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
-            let sink = Box::new(move |out| match weak.upgrade() {
+            let core = self.server.session_with_id(id.as_str(), move |out| match weak.upgrade() {
                 Some(session) => {
                     // The session's own stream is not one request's: a hint to close it means nothing.
                     if let Outbound::Frame(frame) = out {
@@ -194,15 +185,14 @@ impl Sessions {
                 }
                 None => false,
             });
-            made = core(id.as_str(), sink);
-            if let (true, Some(core), Some(shared)) = (shared, &made, &self.shared) {
+            if let (true, Some(deployment)) = (shared, &self.shared) {
                 // Its requests to the client are told apart from other instances' (see
                 // `Sessions::pass_on_answer`).
-                core.set_request_id_prefix(Some(shared.request_id_prefix()));
+                core.set_request_id_prefix(Some(deployment.request_id_prefix()));
             }
             Session {
-                core: made.clone().unwrap_or_else(|| self.server.session_with_id(id.as_str(), |_| false)),
                 id,
+                core,
                 streams: SessionStreams::default(),
                 delivered: AtomicU64::new(0),
                 streaming: Mutex::new(false),
@@ -213,8 +203,7 @@ impl Sessions {
                 touched: Mutex::new(Instant::now()),
                 gone: Default::default(),
             }
-        });
-        made.map(|_| session)
+        })
     }
 
     /// Holds `session` among the open ones, unless as many are open as the server may hold.
@@ -240,17 +229,19 @@ impl Sessions {
     /// Ends a session here (not in the shared store: see [`Self::end`]); returns whether it
     /// was open here.
     pub(crate) fn remove(&self, id: &str) -> bool {
-        match self.map.lock().remove(id) {
-            Some(s) => {
-                s.closed.cancel();
-                s.core.close();
-                self.store.forget_session(id);
-                if s.shared {
-                    self.let_go(id);
-                }
-                true
-            }
-            None => false,
+        let Some(session) = self.map.lock().remove(id) else { return false };
+        self.let_go_here(&session);
+        true
+    }
+
+    /// Ends what this instance holds of a session it no longer holds: its streams, its
+    /// engine, its events, and (shared) its place among the session's holders.
+    fn let_go_here(&self, session: &Session) {
+        session.closed.cancel();
+        session.core.close();
+        self.store.forget_session(&session.id);
+        if session.shared {
+            self.let_go(&session.id);
         }
     }
 
@@ -269,12 +260,7 @@ impl Sessions {
                 // A shared session is only let go here: the store forgets it by itself when
                 // it has been idle as long everywhere.
                 tracing::debug!(session = %id, "idle session expired");
-                s.closed.cancel();
-                s.core.close();
-                self.store.forget_session(id);
-                if s.shared {
-                    self.let_go(id);
-                }
+                self.let_go_here(s);
             }
             keep
         });

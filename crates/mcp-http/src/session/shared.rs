@@ -233,12 +233,11 @@ impl Sessions {
         if !owner_matches {
             return Ok(Found::Unknown);
         }
-        let snapshot = record.snapshot;
-        let built = self.build(id.to_owned(), true, |id, sink| self.server.restore_session(id, snapshot, sink).ok());
-        let Some(session) = built else {
+        let session = self.build(id.to_owned(), true);
+        if session.core.restore(record.snapshot).is_err() {
             // A record this instance cannot serve (a revision without sessions): as unknown.
             return Ok(Found::Unknown);
-        };
+        }
         session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
         if let Some(caller) = caller {
             session.core.set_principal(Some(caller.clone()));

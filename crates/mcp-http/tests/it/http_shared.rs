@@ -41,6 +41,16 @@ async fn call(via: &TestServer, session: &str, id: i64, name: &str, arguments: V
     all_messages(resp).await
 }
 
+/// A GET of a session's stream through `via`: its standalone stream, or with `last_event` the
+/// rest of the stream that id names.
+fn get_stream(via: &TestServer, session: &str, last_event: Option<&str>) -> reqwest::RequestBuilder {
+    let get = via.client.get(via.url("/mcp")).header("Accept", "text/event-stream").header("Mcp-Session-Id", session);
+    match last_event {
+        Some(id) => get.header("Last-Event-ID", id),
+        None => get,
+    }
+}
+
 fn log_messages(messages: &[Value]) -> usize {
     messages.iter().filter(|m| m["method"] == json!("notifications/message")).count()
 }
@@ -114,8 +124,7 @@ async fn a_resource_touched_on_one_instance_reaches_a_subscriber_streaming_from_
     final_message(resp).await;
 
     // The client's GET stream is on a; the change is made on b.
-    let get = a.client.get(a.url("/mcp")).header("Accept", "text/event-stream").header("Mcp-Session-Id", &session);
-    let resp = within("GET stream", get.send()).await.unwrap();
+    let resp = within("GET stream", get_stream(&a, &session, None).send()).await.unwrap();
     assert_eq!(resp.status(), 200);
     let mut stream = SseReader::new(resp);
     call(&b, &session, 3, "test_touch_resource", json!({"uri": WATCHED})).await;
@@ -182,13 +191,7 @@ async fn a_stream_begun_on_one_instance_is_resumed_on_the_other() {
     // The connection breaks (a client going away, an instance shutting down).
     drop(first);
 
-    let get = b
-        .client
-        .get(b.url("/mcp"))
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session)
-        .header("Last-Event-ID", &last_id);
-    let resp = within("the resumption on b", get.send()).await.unwrap();
+    let resp = within("the resumption on b", get_stream(&b, &session, Some(&last_id)).send()).await.unwrap();
     assert_eq!(resp.status(), 200, "resuming {last_id} on the other instance");
     let rest = all_messages(resp).await;
     let answer = rest.last().expect("the rest of the stream");
@@ -200,20 +203,10 @@ async fn a_stream_begun_on_one_instance_is_resumed_on_the_other() {
 
     // A stream id of no stream of this session: 400, and never another session's events.
     let other = a.legacy_session(V1125, json!({})).await;
-    let get = b
-        .client
-        .get(b.url("/mcp"))
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &other)
-        .header("Last-Event-ID", &last_id);
+    let get = get_stream(&b, &other, Some(&last_id));
     assert_eq!(within("another session's stream", get.send()).await.unwrap().status(), 400);
     for bad in ["x".repeat(10_000), "1-".into(), "-1".into(), "99999999999999999999999-1".into()] {
-        let get = b
-            .client
-            .get(b.url("/mcp"))
-            .header("Accept", "text/event-stream")
-            .header("Mcp-Session-Id", &session)
-            .header("Last-Event-ID", &bad);
+        let get = get_stream(&b, &session, Some(&bad));
         assert_eq!(within("a malformed Last-Event-ID", get.send()).await.unwrap().status(), 400, "{bad:.40}");
     }
 }
