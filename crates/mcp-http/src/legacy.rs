@@ -337,7 +337,8 @@ async fn respond_resumable(
     // A session several instances serve: the stream is kept in the shared store as well,
     // under a number no other instance will pick, and begun there before the client hears of it.
     let shared = inner.deployment.as_ref().filter(|_| session.shared).map(|d| {
-        let info = StreamInfo { request: request.clone(), instance: d.instance.id().to_owned(), done: false };
+        let info =
+            StreamInfo { request: request.clone(), instance: d.instance.id().to_owned(), done: false, evicted: false };
         (d.events.clone(), info)
     });
     let (stream, log) = match &shared {
@@ -356,7 +357,7 @@ async fn respond_resumable(
         },
         None => None,
     };
-    let (per_stream, ttl) = (inner.config.event_budget.per_stream, inner.sessions.idle_timeout);
+    let (budget, ttl) = (inner.config.event_budget, inner.sessions.idle_timeout);
     let r = reader(inner, session.clone(), stream, log.clone(), 0);
     if close_hint {
         log.request_close();
@@ -379,7 +380,7 @@ async fn respond_resumable(
             let seq = log.next_seq();
             // Kept in the shared store before it is sent, so that it is never sent and lost.
             if let Some(events) = &shared {
-                if let Err(e) = events.append(&session_id, stream, seq, &frame.text, per_stream, ttl).await {
+                if let Err(e) = events.append(&session_id, stream, Some(seq), &frame.text, &budget, ttl).await {
                     tracing::warn!(error = %e, "an event could not be kept in the shared store");
                 }
             }

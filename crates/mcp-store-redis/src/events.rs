@@ -6,13 +6,31 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_http::{SharedEventStore, StreamInfo};
+use mcp_http::{EventBudget, SharedEventStore, StreamInfo};
 use mcp_server::shared::{Bus, StoreError};
 use redis::Value;
 
 use crate::{millis, RedisStore};
 
 const WAKE_TOPIC: &str = "events";
+
+/// Appends an event: `KEYS[1]` the events, `KEYS[2]` the stream's hash; `ARGV[1]` its number
+/// (0: one more than the stream's last, kept in the hash as `seq`), `ARGV[2]` the frame,
+/// `ARGV[3]` the events kept at most, `ARGV[4]` the lifetime in ms. Returns the number.
+static APPEND: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local seq = tonumber(ARGV[1])
+if seq == 0 then
+  seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '0-' .. seq, 'f', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return seq
+",
+    )
+});
 
 impl RedisStore {
     fn events_key(&self, session: &str, stream: u64) -> String {
@@ -53,22 +71,23 @@ impl SharedEventStore for RedisStore {
         &'a self,
         session: &'a str,
         stream: u64,
-        seq: u64,
+        seq: Option<u64>,
         frame: &'a str,
-        max_events: usize,
+        budget: &'a EventBudget,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move {
             let (events, info) = (self.events_key(session, stream), self.stream_key(session, stream));
-            // The event and both lifetimes in one round trip.
-            let mut all = redis::pipe();
-            all.cmd("XADD").arg(&events).arg("MAXLEN").arg("~").arg(max_events.max(1)).arg(format!("0-{seq}"));
-            all.arg("f").arg(frame).ignore();
-            all.cmd("PEXPIRE").arg(&events).arg(millis(ttl)).ignore();
-            all.cmd("PEXPIRE").arg(&info).arg(millis(ttl)).ignore();
-            self.run_all::<()>("event append", &all).await?;
+            // The number, the event and both lifetimes in one round trip.
+            let mut call = APPEND.prepare_invoke();
+            call.key(&events).key(&info);
+            call.arg(seq.unwrap_or(0)).arg(frame).arg(budget.per_stream.max(1)).arg(millis(ttl));
+            let seq: u64 = call
+                .invoke_async(&mut self.commands())
+                .await
+                .map_err(|e| StoreError::unavailable("event append", e))?;
             self.wake(session, stream).await;
-            Ok(())
+            Ok(seq)
         })
     }
 

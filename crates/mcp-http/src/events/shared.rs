@@ -10,6 +10,8 @@ use mcp_protocol::RequestId;
 use mcp_server::shared::StoreError;
 use serde::{Deserialize, Serialize};
 
+use super::EventBudget;
+
 /// What is known of a shared stream besides its events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -22,6 +24,10 @@ pub struct StreamInfo {
     /// Whether its last event was appended.
     #[serde(default)]
     pub done: bool,
+    /// Whether its events were let go to stay within the event budget: it cannot be resumed
+    /// (a client resuming it is answered with an error to its request).
+    #[serde(default)]
+    pub evicted: bool,
 }
 
 /// Keeps the events of the resumable streams of a deployment's legacy sessions
@@ -37,17 +43,21 @@ pub trait SharedEventStore: Send + Sync + 'static {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Keeps event `seq` (1, 2, ...) of a stream; at most `max_events` are kept per stream,
-    /// the oldest let go first. Readers on other instances are woken.
+    /// Keeps an event of a stream and returns its number: `seq` (1, 2, ...) as the one
+    /// producer of a request's stream numbers it, or (`None`) one more than the stream's last,
+    /// numbered by the store (the standalone stream, which every instance may add to).
+    /// What is kept stays within `budget`, as [`crate::MemoryEventStore`] keeps it: events per
+    /// stream, bytes per session and overall, finished streams let go first. Readers on other
+    /// instances are woken.
     fn append<'a>(
         &'a self,
         session: &'a str,
         stream: u64,
-        seq: u64,
+        seq: Option<u64>,
         frame: &'a str,
-        max_events: usize,
+        budget: &'a EventBudget,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
 
     /// The stream's last event was appended. Readers are woken.
     fn finish<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<(), StoreError>>;
