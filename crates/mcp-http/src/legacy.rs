@@ -434,11 +434,18 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
                 StreamLookup::Never => plain(StatusCode::BAD_REQUEST, "Last-Event-ID names no stream of this session"),
             };
         }
-        session.delivered.fetch_max(seq, Ordering::Relaxed);
     }
+    let resumed_at = last_event.and_then(parse_event_id).map(|(_, seq)| seq);
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::CONFLICT, "this session already has a GET stream open");
     };
+    if session.shared && inner.deployment.is_some() {
+        // Kept in the shared store: every instance adds to it, and it resumes anywhere.
+        return resume::standalone(inner, session, slot, resumed_at).await;
+    }
+    if let Some(seq) = resumed_at {
+        session.delivered.fetch_max(seq, Ordering::Relaxed);
+    }
     let log = session.streams.standalone();
     let cursor = session.delivered.load(Ordering::Relaxed);
     let mut r = reader(inner, session, 0, log, cursor);

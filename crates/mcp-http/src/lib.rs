@@ -43,7 +43,7 @@ use mcp_server::shared::{Bus, Instance, Presence, StoreError};
 use mcp_server::Server;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEventStore, StreamInfo};
+pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEventStore, StreamInfo, StreamPosition};
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
 use session::SharedSessions;
@@ -244,8 +244,9 @@ impl McpHttp {
     /// [`mcp_server::ServerBuilder::task_store`]). See docs/SCALING.md.
     ///
     /// A request's resumable stream is kept in the shared store too, so that a client resumes
-    /// it on any instance. A session's standalone (GET) stream stays this instance's, and so
-    /// do HTTP+SSE sessions (2024-11-05: its stream is the session; route them sticky).
+    /// it on any instance, and so is a session's standalone stream (its own messages, read by
+    /// its GET stream wherever that is open). HTTP+SSE sessions (2024-11-05: its stream is
+    /// the session) stay this instance's: route them sticky.
     pub async fn shared(server: Server, config: HttpConfig, shared: SharedState) -> Result<Self, StoreError> {
         server.share_changes(shared.bus.clone()).await?;
         let instance = Instance::new();
@@ -253,7 +254,13 @@ impl McpHttp {
         // Tasks (if the server has them, in a store shared too): their news, and their runners'
         // leases, are this instance's.
         server.share_tasks(shared.bus.clone(), &lease).await?;
-        let sessions = SharedSessions::new(shared.sessions, shared.bus.clone(), shared.presence.clone(), instance.id());
+        let sessions = SharedSessions::new(
+            shared.sessions,
+            (shared.events.clone(), config.event_budget),
+            shared.bus.clone(),
+            shared.presence.clone(),
+            instance.id(),
+        );
         let deployment = deployment::Deployment {
             events: shared.events,
             bus: shared.bus.clone(),

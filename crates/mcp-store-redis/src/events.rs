@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_http::{EventBudget, SharedEventStore, StreamInfo};
+use mcp_http::{EventBudget, SharedEventStore, StreamInfo, StreamPosition};
 use mcp_server::shared::{Bus, StoreError};
 use redis::Value;
 
@@ -130,6 +130,36 @@ impl SharedEventStore for RedisStore {
                 .to_owned();
             let entries: Value = self.run("event replay", &range).await?;
             parse_entries(entries)
+        })
+    }
+
+    fn position<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<StreamPosition, StoreError>> {
+        Box::pin(async move {
+            let mut both = redis::pipe();
+            both.cmd("HMGET").arg(self.stream_key(session, stream)).arg("seq").arg("delivered");
+            both.cmd("XREVRANGE").arg(self.events_key(session, stream)).arg("+").arg("-").arg("COUNT").arg(1);
+            let ((numbered, delivered), newest): ((Option<u64>, Option<u64>), Value) =
+                self.run_all("stream position", &both).await?;
+            // Numbered by the store (the standalone stream) or by its producer: the newer says.
+            let kept = parse_entries(newest)?.first().map_or(0, |(seq, _)| *seq);
+            Ok(StreamPosition { last: numbered.unwrap_or(0).max(kept), delivered: delivered.unwrap_or(0) })
+        })
+    }
+
+    fn mark_delivered<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let (events, info) = (self.events_key(session, stream), self.stream_key(session, stream));
+            let mut all = redis::pipe();
+            all.cmd("HSET").arg(&info).arg("delivered").arg(seq).ignore();
+            all.cmd("PEXPIRE").arg(&info).arg(millis(ttl)).ignore();
+            all.cmd("PEXPIRE").arg(&events).arg(millis(ttl)).ignore();
+            self.run_all("stream delivered", &all).await
         })
     }
 

@@ -18,7 +18,7 @@ mod shared;
 mod streams;
 
 pub use memory::{EventBudget, MemoryEventStore};
-pub use shared::{SharedEventStore, StreamInfo};
+pub use shared::{SharedEventStore, StreamInfo, StreamPosition};
 pub(crate) use streams::{SessionStreams, StreamLog, StreamLookup};
 
 /// A stream's events were let go to stay within the store's budget: it cannot be resumed.

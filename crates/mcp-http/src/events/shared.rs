@@ -30,6 +30,15 @@ pub struct StreamInfo {
     pub evicted: bool,
 }
 
+/// Where a stream stands in the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamPosition {
+    /// The number of its last event kept (0: none, or forgotten).
+    pub last: u64,
+    /// How far it was delivered to a client ([`SharedEventStore::mark_delivered`]).
+    pub delivered: u64,
+}
+
 /// Keeps the events of the resumable streams of a deployment's legacy sessions
 /// (`mcp-store-redis` implements it on Redis streams). Every key lives as long as `ttl` (the
 /// session idle timeout) after its last write.
@@ -73,6 +82,20 @@ pub trait SharedEventStore: Send + Sync + 'static {
         after: u64,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<(u64, String)>, StoreError>>;
+
+    /// Where a stream stands: its last event and how far it was delivered.
+    fn position<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, Result<StreamPosition, StoreError>>;
+
+    /// Notes that a stream was delivered up to event `seq`, and restarts its lifetime (`ttl`):
+    /// a session's standalone stream opened later, on any instance, begins after it, and an
+    /// open stream is not forgotten while it is quiet.
+    fn mark_delivered<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// The bus topic on which appends and ends are told (a message naming the session and
     /// the stream as `SESSION STREAM`), for readers to wake up at once instead of polling.

@@ -53,6 +53,10 @@ pub(crate) struct Session {
     /// The shared store no longer has the session (found when its lifetime was restarted):
     /// ended elsewhere, the news of it lost. It is let go at its next request.
     pub(crate) gone: std::sync::atomic::AtomicBool,
+    /// A shared session's own messages go to the standalone stream in the shared store,
+    /// through this, in order (see [`SharedSessions::file_standalone`]): every instance adds
+    /// to it, and the GET stream reads it wherever it is open.
+    filed: Option<tokio::sync::mpsc::Sender<String>>,
 }
 
 impl Session {
@@ -82,6 +86,14 @@ impl Drop for StreamSlot {
 impl Session {
     /// Files a message of the session's own in its standalone stream, for the GET stream.
     pub(crate) fn file(&self, store: &dyn EventStore, frame: &str) {
+        if let Some(filed) = &self.filed {
+            if filed.try_send(frame.to_owned()).is_err() {
+                // The store is far behind (or gone): the bus's and the store's delivery is at
+                // most once, and a message to the client is not worth unbounded memory.
+                tracing::warn!(session = %self.id, "a message of the session's own was dropped: the shared store is behind");
+            }
+            return;
+        }
         let log = self.streams.standalone();
         let seq = log.next_seq();
         store.append(&self.id, 0, seq, frame);
@@ -190,7 +202,12 @@ impl Sessions {
                 // `Sessions::pass_on_answer`).
                 core.set_request_id_prefix(Some(deployment.request_id_prefix()));
             }
+            let filed = match (shared, &self.shared) {
+                (true, Some(deployment)) => Some(deployment.file_standalone(&id, self.idle_timeout)),
+                _ => None,
+            };
             Session {
+                filed,
                 id,
                 core,
                 streams: SessionStreams::default(),

@@ -31,9 +31,11 @@ use mcp_protocol::Principal;
 use mcp_server::shared::{Bus, Presence, StoreError};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Notify;
+use tokio::sync::{mpsc, Notify};
 
 use mcp_protocol::message::{Decoded, FromClient, Received};
+
+use crate::events::{EventBudget, SharedEventStore};
 
 use super::{Session, SessionRecord, SessionStore, Sessions, SessionsFull};
 
@@ -44,6 +46,9 @@ fn awaited_here(session: &Session, incoming: &Decoded<FromClient>) -> bool {
         _ => false,
     }
 }
+
+/// How many of a session's own messages wait for the shared store at most.
+const FILED_AHEAD: usize = 1024;
 
 /// The bus topic of session news.
 const SESSIONS_TOPIC: &str = "sessions";
@@ -62,6 +67,9 @@ const ACK_WAIT: Duration = Duration::from_millis(500);
 /// instance's name among them.
 pub(crate) struct SharedSessions {
     store: Arc<dyn SessionStore>,
+    /// Where the sessions' standalone streams are kept, and within what budget.
+    pub(crate) events: Arc<dyn SharedEventStore>,
+    budget: EventBudget,
     bus: Arc<dyn Bus>,
     presence: Arc<dyn Presence>,
     origin: Arc<str>,
@@ -82,11 +90,29 @@ impl SharedSessions {
     /// whose lease (and the others') is in `presence`.
     pub(crate) fn new(
         store: Arc<dyn SessionStore>,
+        events: (Arc<dyn SharedEventStore>, EventBudget),
         bus: Arc<dyn Bus>,
         presence: Arc<dyn Presence>,
         instance: &str,
     ) -> Self {
-        Self { store, bus, presence, origin: instance.into(), waiting: Mutex::default() }
+        let (events, budget) = events;
+        Self { store, events, budget, bus, presence, origin: instance.into(), waiting: Mutex::default() }
+    }
+
+    /// Where session `id`'s own messages are filed, in order: its standalone stream in the
+    /// shared store, kept `ttl` after the last one. A few are held while the store is slow;
+    /// the writer ends with the session.
+    pub(crate) fn file_standalone(&self, id: &str, ttl: Duration) -> mpsc::Sender<String> {
+        let (tx, mut rx) = mpsc::channel::<String>(FILED_AHEAD);
+        let (events, budget, id) = (self.events.clone(), self.budget, id.to_owned());
+        tokio::spawn(async move {
+            while let Some(frame) = rx.recv().await {
+                if let Err(e) = events.append(&id, 0, None, &frame, &budget, ttl).await {
+                    tracing::warn!(session = %id, error = %e, "a message of the session's own could not be kept in the shared store");
+                }
+            }
+        });
+        tx
     }
 
     /// What the ids of this instance's requests to clients begin with: 64 bits of its name.
@@ -234,6 +260,7 @@ impl Sessions {
             return Ok(Found::Unknown);
         }
         let session = self.build(id.to_owned(), true);
+        let first_read = record.snapshot.clone();
         if session.core.restore(record.snapshot).is_err() {
             // A record this instance cannot serve (a revision without sessions): as unknown.
             return Ok(Found::Unknown);
@@ -246,6 +273,21 @@ impl Sessions {
             Ok(session) => {
                 // A change made elsewhere from now on waits for this copy to take it.
                 shared.store.hold(id, &shared.origin, self.idle_timeout).await?;
+                // One made between the read and now was told before this copy was listening:
+                // read again (once per instance and session, when it is first served here).
+                match shared.store.get(id, self.idle_timeout).await? {
+                    Some(now) if now.snapshot != first_read => {
+                        if session.core.restore(now.snapshot).is_ok() {
+                            session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
+                        }
+                    }
+                    Some(_) => {}
+                    // Ended meanwhile: the news of it was missed too.
+                    None => {
+                        self.remove(id);
+                        return Ok(Found::Unknown);
+                    }
+                }
                 Ok(Found::Session(session))
             }
             Err(SessionsFull) => Ok(Found::Full),
@@ -254,7 +296,7 @@ impl Sessions {
 
     /// Restarts the session's lifetime in the store, if this instance has not lately; in the
     /// background, so that the request does not wait for it.
-    fn keep_alive(&self, session: &Arc<Session>) {
+    pub(crate) fn keep_alive(&self, session: &Arc<Session>) {
         let Some(shared) = &self.shared else { return };
         let every = self.idle_timeout / 8;
         {

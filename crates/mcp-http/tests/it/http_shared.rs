@@ -276,3 +276,212 @@ async fn a_session_gone_from_the_store_unannounced_is_let_go_when_next_touched()
     .await;
     assert_eq!(a.http.session_count(), 0);
 }
+
+/// Two instances of one deployment keeping their tasks in the shared store too.
+async fn pair_with_tasks(redis: &RedisServer) -> (TestServer, TestServer) {
+    let prefix = format!("test-{}", mcp_protocol::id::random_id());
+    let mut made = Vec::new();
+    for _ in 0..2 {
+        let store = RedisStore::connect(&redis.url(), &prefix).await.expect("Redis answers");
+        let builder = mcp_cli::reference::builder().task_store(std::sync::Arc::new(store.clone()));
+        let server = mcp_cli::reference::server_from(builder, false);
+        let http = McpHttp::shared(server, HttpConfig::default(), store.shared_state()).await.expect("an instance");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let task = tokio::spawn(http.clone().serve(listener));
+        made.push(TestServer::from_parts(http, addr, task));
+    }
+    let b = made.pop().unwrap();
+    (made.pop().unwrap(), b)
+}
+
+/// Runs `slow_compute` as a task through `via`; returns the task's id.
+async fn start_task(via: &TestServer, session: &str, id: i64) -> String {
+    let call = request(
+        id,
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.05}, "task": {"ttl": 60_000}}),
+    );
+    let resp = within("the task-augmented call", via.post_legacy(session, Some(V1125), &call).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let created = final_message(resp).await;
+    created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("a CreateTaskResult: {created}")).to_owned()
+}
+
+/// Reads `stream` until the status notification saying `task` completed.
+async fn completed_status(stream: &mut SseReader, task: &str) -> Value {
+    loop {
+        let note = stream.next_message("the task's status").await;
+        let about_task =
+            note["method"] == json!("notifications/tasks/status") && note["params"]["taskId"] == json!(task);
+        if about_task && note["params"]["status"] == json!("completed") {
+            return note;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_made_on_one_instance_tells_its_status_on_the_get_stream_open_on_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = pair_with_tasks(&redis).await;
+    let session = a.legacy_session(V1125, json!({"tasks": {}})).await;
+    let resp = within("GET stream on b", get_stream(&b, &session, None).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut stream = SseReader::new(resp);
+    // The task runs on a, where the call came; its news is the session's own, filed in the
+    // standalone stream in the store, which b's GET stream reads.
+    let task = start_task(&a, &session, 2).await;
+    let note = completed_status(&mut stream, &task).await;
+    assert!(stream.last_event_id().is_some_and(|id| id.starts_with("0-")), "a resumable event: {note}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standalone_stream_is_kept_while_no_get_is_open_and_resumes_on_either_instance() {
+    let redis = RedisServer::start();
+    let (a, b) = pair_with_tasks(&redis).await;
+    let session = a.legacy_session(V1125, json!({"tasks": {}})).await;
+    // No GET stream anywhere: the task's news waits in the store.
+    let first = start_task(&a, &session, 2).await;
+    mcp_testkit::eventually("the first task completes", || async {
+        let get = request(3, "tasks/get", json!({"taskId": first}));
+        let resp = b.post_legacy(&session, Some(V1125), &get).send().await.ok()?;
+        let status = final_message(resp).await;
+        (status["result"]["status"] == json!("completed")).then_some(())
+    })
+    .await;
+
+    // A GET on b delivers what was filed meanwhile, from the first event.
+    let resp = within("GET stream on b", get_stream(&b, &session, None).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut on_b = SseReader::new(resp);
+    completed_status(&mut on_b, &first).await;
+    let seen = on_b.last_event_id().expect("events carry ids").to_owned();
+    drop(on_b);
+
+    // The client comes back on a, from where it stopped: the next task's news, not the first's.
+    let second = start_task(&b, &session, 4).await;
+    let resp = within("GET stream resumed on a", get_stream(&a, &session, Some(&seen)).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut on_a = SseReader::new(resp);
+    loop {
+        let note = on_a.next_message("the second task's news").await;
+        assert_ne!(note["params"]["taskId"], json!(first), "the first task's news came again: {note}");
+        if note["params"]["taskId"] == json!(second) && note["params"]["status"] == json!("completed") {
+            break;
+        }
+    }
+    assert_eq!(a.http.session_count() + b.http.session_count(), 2, "both instances hold the session");
+}
+
+/// A session store that, the first time it is read, lets `meanwhile` run after the read and
+/// before the record is handed over: a change made on another instance at the worst moment.
+struct ChangedDuringRead {
+    store: RedisStore,
+    meanwhile: tokio::sync::Mutex<Option<futures::future::BoxFuture<'static, ()>>>,
+}
+
+impl mcp_http::SessionStore for ChangedDuringRead {
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a mcp_http::SessionRecord,
+        ttl: std::time::Duration,
+    ) -> futures::future::BoxFuture<'a, Result<(), mcp_server::shared::StoreError>> {
+        self.store.put(id, record, ttl)
+    }
+
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: std::time::Duration,
+    ) -> futures::future::BoxFuture<'a, Result<Option<mcp_http::SessionRecord>, mcp_server::shared::StoreError>> {
+        Box::pin(async move {
+            let read = self.store.get(id, ttl).await;
+            if let Some(change) = self.meanwhile.lock().await.take() {
+                change.await;
+            }
+            read
+        })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: std::time::Duration,
+    ) -> futures::future::BoxFuture<'a, Result<bool, mcp_server::shared::StoreError>> {
+        self.store.touch(id, ttl)
+    }
+
+    fn remove<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<bool, mcp_server::shared::StoreError>> {
+        self.store.remove(id)
+    }
+
+    fn hold<'a>(
+        &'a self,
+        id: &'a str,
+        instance: &'a str,
+        ttl: std::time::Duration,
+    ) -> futures::future::BoxFuture<'a, Result<(), mcp_server::shared::StoreError>> {
+        self.store.hold(id, instance, ttl)
+    }
+
+    fn release<'a>(
+        &'a self,
+        id: &'a str,
+        instance: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), mcp_server::shared::StoreError>> {
+        self.store.release(id, instance)
+    }
+
+    fn holders<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<String>, mcp_server::shared::StoreError>> {
+        self.store.holders(id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_made_while_another_instance_restores_the_session_holds_there() {
+    let redis = RedisServer::start();
+    let prefix = format!("test-{}", mcp_protocol::id::random_id());
+    let a = instance(&redis, &prefix).await;
+    let session = a.legacy_session(V1125, json!({})).await;
+
+    // b reads the session, then, before it holds its copy, a sets the log level.
+    let set_level = {
+        let (client, url, session) = (a.client.clone(), a.url("/mcp"), session.clone());
+        Box::pin(async move {
+            let set = request(2, "logging/setLevel", json!({"level": "error"}));
+            let resp = client
+                .post(url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("Mcp-Session-Id", &session)
+                .header("MCP-Protocol-Version", V1125)
+                .body(set.to_string())
+                .send()
+                .await
+                .expect("setLevel on a");
+            assert_eq!(resp.status(), 200);
+            final_message(resp).await;
+        }) as futures::future::BoxFuture<'static, ()>
+    };
+    let store = RedisStore::connect(&redis.url(), &prefix).await.expect("Redis answers");
+    let sessions = std::sync::Arc::new(ChangedDuringRead {
+        store: store.clone(),
+        meanwhile: tokio::sync::Mutex::new(Some(set_level)),
+    });
+    let shared = mcp_http::SharedState { sessions, ..store.shared_state() };
+    let http = McpHttp::shared(mcp_cli::reference::server(), HttpConfig::default(), shared).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    let task = tokio::spawn(http.clone().serve(listener));
+    let b = TestServer::from_parts(http, addr, task);
+
+    let quiet = call(&b, &session, 3, "test_tool_with_logging", json!({})).await;
+    assert_eq!(log_messages(&quiet), 0, "info messages after setLevel error made during the restore: {quiet:?}");
+}
