@@ -225,8 +225,9 @@ impl Reader {
     }
 }
 
-/// The SSE event answering `request` when its stream was let go before the client read it.
-fn evicted_answer(request: &RequestId) -> String {
+/// The SSE event answering `request` when its stream was let go before the client read it
+/// (kept here or in the shared store).
+pub(crate) fn evicted_answer(request: &RequestId) -> String {
     let error = ErrorObject::internal(
         "the server let this request's stream go before it was read (its event budget is full); send the request again",
     );
@@ -234,7 +235,7 @@ fn evicted_answer(request: &RequestId) -> String {
 }
 
 /// The answer to a resumption of a stream that was let go: the error answer of its request.
-fn evicted_response(request: &RequestId) -> Response {
+pub(crate) fn evicted_response(request: &RequestId) -> Response {
     let mut response = Response::new(Body::from(evicted_answer(request)));
     sse_headers(&mut response);
     response

@@ -47,6 +47,12 @@ pub(crate) async fn elsewhere(inner: &Arc<Inner>, session: Arc<Session>, stream:
         Ok(None) => return plain(StatusCode::BAD_REQUEST, "Last-Event-ID names no stream of this session"),
         Err(e) => return store_unavailable(&e),
     };
+    if info.evicted {
+        return match &info.request {
+            Some(request) => legacy::evicted_response(request),
+            None => plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed"),
+        };
+    }
     let reader = Remote::new(inner, deployment, session, stream, after, Kind::Request(info), wake);
     respond(reader)
 }
@@ -216,6 +222,12 @@ impl Remote {
         if !info.done {
             if let Some(now) = self.events.info(&self.session.id, self.stream).await? {
                 info.done = now.done;
+                if now.evicted {
+                    // What was left to read is gone: the request is answered rather than left
+                    // waiting.
+                    self.ended = true;
+                    return Ok(info.request.as_ref().map(legacy::evicted_answer));
+                }
             }
         }
         if info.done {

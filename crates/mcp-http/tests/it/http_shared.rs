@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::*;
-use mcp_http::{HttpConfig, McpHttp};
+use mcp_http::{EventBudget, HttpConfig, McpHttp, SharedEventStore};
 use mcp_store_redis::RedisStore;
 use mcp_testkit::redis::RedisServer;
 use serde_json::{json, Value};
@@ -17,8 +17,13 @@ const WATCHED: &str = "test://watched-resource";
 
 /// One instance of the reference server sharing `redis` under `prefix`.
 async fn instance(redis: &RedisServer, prefix: &str) -> TestServer {
+    instance_with(redis, prefix, HttpConfig::default()).await
+}
+
+/// One instance configured so.
+async fn instance_with(redis: &RedisServer, prefix: &str, config: HttpConfig) -> TestServer {
     let store = RedisStore::connect(&redis.url(), prefix).await.expect("Redis answers");
-    let http = McpHttp::shared(mcp_cli::reference::server(), HttpConfig::default(), store.shared_state())
+    let http = McpHttp::shared(mcp_cli::reference::server(), config, store.shared_state())
         .await
         .expect("an instance on the shared store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
@@ -209,6 +214,44 @@ async fn a_stream_begun_on_one_instance_is_resumed_on_the_other() {
         let get = get_stream(&b, &session, Some(&bad));
         assert_eq!(within("a malformed Last-Event-ID", get.send()).await.unwrap().status(), 400, "{bad:.40}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_the_shared_store_let_go_is_answered_with_an_error_where_it_is_resumed() {
+    let redis = RedisServer::start();
+    let prefix = format!("test-{}", mcp_protocol::id::random_id());
+    let budget = EventBudget { per_stream: 1000, per_session: 2000, total: 1 << 30 };
+    let config = || HttpConfig { event_budget: budget, ..HttpConfig::default() };
+    let (a, b) = (instance_with(&redis, &prefix, config()).await, instance_with(&redis, &prefix, config()).await);
+    let session = a.legacy_session(V1125, json!({})).await;
+    let long = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "test_long_running_task", "arguments": {"steps": 3, "delayMs": 50},
+        "_meta": {"progressToken": "p"}}});
+    let resp = within("the call on a", a.post_legacy(&session, Some(V1125), &long).send()).await.unwrap();
+    let mut first = SseReader::new(resp);
+    first.next_message("the first progress").await;
+    let last_id = first.last_event_id().expect("events carry ids").to_owned();
+    drop(first);
+    // The call ends on a; then a longer stream in the same session lets it go.
+    let store = RedisStore::connect(&redis.url(), &prefix).await.unwrap();
+    let stream: u64 = last_id.split('-').next().unwrap().parse().unwrap();
+    mcp_testkit::eventually("the call's stream finished", || async {
+        store.info(&session, stream).await.unwrap().filter(|i| i.done).map(|_| ())
+    })
+    .await;
+    let more = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "test_long_running_task", "arguments": {"steps": 20, "delayMs": 1},
+        "_meta": {"progressToken": "q"}}});
+    let resp = within("another call on a", a.post_legacy(&session, Some(V1125), &more).send()).await.unwrap();
+    all_messages(resp).await;
+    assert!(store.info(&session, stream).await.unwrap().unwrap().evicted, "the finished stream was let go");
+
+    let resp = within("the resumption on b", get_stream(&b, &session, Some(&last_id)).send()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let answer = all_messages(resp).await.pop().expect("an answer");
+    assert_eq!(answer["id"], json!(7), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("send the request again"), "{answer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
