@@ -133,45 +133,34 @@ fn main() -> ExitCode {
             };
             init_tracing(&telemetry);
             // With --store, tasks are kept in the shared store, and the sealing keys come from
-            // it (or from --state-key-file), so that every instance serves every request.
-            let server = |tasks: Option<std::sync::Arc<dyn mcp_server::TaskStore>>,
-                          keys: Option<([u8; 32], [u8; 32])>| {
+            // it, rotated (or from --state-key-file), so that every instance serves every request.
+            let server = |shared: Option<&mcp_cli::proxy::Shared>| {
                 let mut builder = telemetry.apply(limits.apply(reference::builder()));
-                if let Some(store) = tasks {
-                    builder = builder.task_store(store);
-                }
-                if let Some((state, cursor)) = keys {
-                    builder = builder.state_key(state).cursor_key(cursor);
+                if let Some(shared) = shared {
+                    builder = shared.apply(builder);
                 }
                 reference::server_from(builder, modern_only)
             };
             let code = match http {
                 Some(addr) => with_runtime(true, |rt| {
                     rt.block_on(async {
-                        // The shared store is reached before anything is served: unreachable,
-                        // nothing starts.
-                        let store = match mcp_cli::proxy::connect_store(&http_options).await {
-                            Ok(store) => store,
-                            Err(e) => {
-                                eprintln!("mcp: {e}");
-                                return ExitCode::from(3);
+                        // The shared store is reached, and the keys had, before anything is
+                        // served: unreachable (exit 3) or a bad key file (exit 2), nothing starts.
+                        let shared = match mcp_cli::proxy::Shared::prepare(&http_options).await {
+                            Ok(shared) => shared,
+                            Err((line, code)) => {
+                                eprintln!("mcp: {line}");
+                                return code;
                             }
                         };
-                        let keys = match mcp_cli::proxy::sealing_keys(&http_options, store.as_ref()).await {
-                            Ok(keys) => keys,
-                            Err(e) => {
-                                eprintln!("mcp: {e}");
-                                // A bad key file is a usage error; a store that fails, as at connection.
-                                return ExitCode::from(if http_options.state_key_file.is_some() { 2 } else { 3 });
-                            }
-                        };
-                        let tasks =
-                            store.clone().map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn mcp_server::TaskStore>);
-                        serve_http(&addr, &http_options, server(tasks, keys), store).await
+                        let server = server(Some(&shared));
+                        // The keys are kept (and rotated) while the server serves.
+                        let mcp_cli::proxy::Shared { store, keys: _keys } = shared;
+                        serve_http(&addr, &http_options, server, store).await
                     })
                 }),
                 // One client on one stream: one thread serves it with the least handing over.
-                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server(None, None)))),
+                None => with_runtime(false, |rt| rt.block_on(serve_stdio(server(None)))),
             };
             telemetry.shutdown();
             code

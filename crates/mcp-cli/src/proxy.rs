@@ -73,10 +73,17 @@ pub struct HttpOptions {
     pub store_prefix: String,
     /// A file whose contents (at least 32 bytes; keep it secret) make the keys that seal
     /// 2026-07-28 `requestState` and pagination cursors, the same file for every instance
-    /// behind one address: a retry or a next page may then reach any of them. With --store
-    /// and without this, the keys are made once and kept in the store.
+    /// behind one address: a retry or a next page may then reach any of them. Repeatable: the
+    /// first file's keys seal, every file's open (to rotate: add the new file first, keep the
+    /// old one second until what it sealed has expired, then remove it). With --store and
+    /// without this, the keys are kept in the store and rotated (--key-rotation).
     #[arg(long, value_name = "FILE")]
-    pub state_key_file: Option<std::path::PathBuf>,
+    pub state_key_file: Vec<std::path::PathBuf>,
+    /// With --store (and no --state-key-file): seconds between two rotations of the keys kept
+    /// in the store, the same for every instance. What a key sealed opens for at least this
+    /// long after it was sealed.
+    #[arg(long, value_name = "SECS", default_value_t = 86_400.0)]
+    pub key_rotation: f64,
     /// With --store: seconds an instance's lease lasts (renewed every third of it). The calls
     /// in flight of an instance that stopped without a word (killed) are answered with an
     /// error, where their clients resume them, about one and a half leases later.
@@ -252,8 +259,15 @@ pub async fn run_gateway(
             }
         }
     }
-    let gateway =
-        mcp_bridge::Gateway::new("mcp-proxy", env!("CARGO_PKG_VERSION"), |b| telemetry.apply(limits.apply(b)));
+    // The store is reached, and the keys had, before any server is started or built: the
+    // gateway's server keeps its tasks there and seals with the shared keys.
+    let shared = match prepare_shared(&listen).await {
+        Ok(shared) => shared,
+        Err(code) => return code,
+    };
+    let gateway = mcp_bridge::Gateway::new("mcp-proxy", env!("CARGO_PKG_VERSION"), |b| {
+        shared.apply(telemetry.apply(limits.apply(b)))
+    });
     let children: Arc<parking_lot::Mutex<Vec<mcp_transport::child::ChildProcess>>> = Arc::default();
     let mounts = targets.iter().map(|(name, target)| {
         let connect = connector(target.clone(), options, ui.clone(), children.clone());
@@ -278,7 +292,7 @@ pub async fn run_gateway(
     let code = if failed {
         ExitCode::from(3)
     } else {
-        serve(gateway.server().clone(), listen, terminated, std::future::pending()).await
+        serve(gateway.server().clone(), listen, shared, terminated, std::future::pending()).await
     };
     gateway.close().await;
     let children = std::mem::take(&mut *children.lock());
@@ -328,11 +342,25 @@ fn upstream_client(
     builder.build()
 }
 
-/// Serves `server` as `listen` says until the downstream side ends (stdio), SIGTERM/SIGINT
-/// (`terminated`), or `upstream_gone`.
+/// What an HTTP proxy shares with the other instances of its deployment ([`Shared`]; nothing
+/// on stdio), or the exit code once the reason it cannot is told.
+async fn prepare_shared(listen: &Listen) -> Result<Shared, ExitCode> {
+    match listen {
+        Listen::Http { options, .. } => Shared::prepare(options).await.map_err(|(line, code)| {
+            eprintln!("mcp proxy: {line}");
+            code
+        }),
+        Listen::Stdio => Ok(Shared { store: None, keys: None }),
+    }
+}
+
+/// Serves `server` as `listen` says, with what it shares with other instances (`shared`,
+/// on HTTP), until the downstream side ends (stdio), SIGTERM/SIGINT (`terminated`), or
+/// `upstream_gone`.
 async fn serve(
     server: mcp_server::Server,
     listen: Listen,
+    shared: Shared,
     terminated: impl std::future::Future<Output = ()>,
     upstream_gone: impl std::future::Future<Output = ()>,
 ) -> ExitCode {
@@ -358,7 +386,9 @@ async fn serve(
                 }
             };
             prepare_auth(&config);
-            let http = match endpoint(server, config, &options).await {
+            // The keys stay with the serving: they are rotated while it lasts.
+            let Shared { store, keys: _keys } = shared;
+            let http = match endpoint_with(server, config, &options, store).await {
                 Ok(http) => http,
                 Err(e) => return fail(e),
             };
@@ -398,32 +428,132 @@ pub async fn connect_store(options: &HttpOptions) -> Result<Option<mcp_store_red
     Ok(Some(store))
 }
 
-/// The sealing keys of `requestState` and of pagination cursors of an instance of a
-/// deployment: from `--state-key-file`, else from the shared store (made there by the first
-/// instance), else none (each process makes its own).
+/// The keys that seal `requestState` and pagination cursors of an instance of a deployment,
+/// and what keeps them rotated: keep it as long as the server it was given to.
+pub struct SealingKeys {
+    /// The keys of `requestState`.
+    pub state: mcp_protocol::engine::key_ring::KeyRing,
+    /// The keys of pagination cursors.
+    pub cursor: mcp_protocol::engine::key_ring::KeyRing,
+    /// The background refreshes of the rings kept in the store (none for key files): the
+    /// rings stop rotating when these are dropped.
+    _keepers: Vec<mcp_store_redis::RingKeeper>,
+}
+
+impl SealingKeys {
+    /// `builder` sealing with these keys.
+    pub fn apply(&self, builder: mcp_server::ServerBuilder) -> mcp_server::ServerBuilder {
+        builder.state_key_ring(self.state.clone()).cursor_key_ring(self.cursor.clone())
+    }
+}
+
+/// Why the sealing keys could not be had.
+#[derive(Debug)]
+pub enum KeysError {
+    /// A `--state-key-file` that cannot be read or is too short: a usage error (exit 2).
+    File(String),
+    /// The shared store failed (exit 3, as an unreachable store at start).
+    Store(String),
+}
+
+impl KeysError {
+    /// The exit code: 2 for a bad key file, 3 for the store.
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(match self {
+            KeysError::File(_) => 2,
+            KeysError::Store(_) => 3,
+        })
+    }
+}
+
+impl std::fmt::Display for KeysError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeysError::File(m) | KeysError::Store(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The sealing keys of an instance of a deployment: from the `--state-key-file`s (the first
+/// seals, all open), else rotated in the shared store (made there by the first instance
+/// asking, every `--key-rotation`), else none (each process makes its own).
 pub async fn sealing_keys(
     options: &HttpOptions,
     store: Option<&mcp_store_redis::RedisStore>,
-) -> Result<Option<([u8; 32], [u8; 32])>, String> {
+) -> Result<Option<SealingKeys>, KeysError> {
+    use mcp_protocol::engine::key_ring::KeyRing;
     use sha2::{Digest, Sha256};
-    if let Some(path) = &options.state_key_file {
-        let secret =
-            std::fs::read(path).map_err(|e| format!("cannot read --state-key-file {}: {e}", path.display()))?;
-        if secret.len() < 32 {
-            return Err(format!("--state-key-file {}: at least 32 bytes of secret are needed", path.display()));
+    if !options.state_key_file.is_empty() {
+        let mut rings: Option<(KeyRing, KeyRing)> = None;
+        for path in &options.state_key_file {
+            let secret = std::fs::read(path)
+                .map_err(|e| KeysError::File(format!("cannot read --state-key-file {}: {e}", path.display())))?;
+            if secret.len() < 32 {
+                return Err(KeysError::File(format!(
+                    "--state-key-file {}: at least 32 bytes of secret are needed",
+                    path.display()
+                )));
+            }
+            // One key per use, so that a cursor is never taken for a request state; the id
+            // from the secret, so that every instance given the file names its keys alike.
+            let derive = |purpose: &[u8]| -> [u8; 32] {
+                Sha256::new().chain_update(purpose).chain_update(&secret).finalize().into()
+            };
+            let (state, cursor) = (derive(b"mcp requestState\0"), derive(b"mcp cursor\0"));
+            let id = KeyRing::id_of(&secret);
+            match &rings {
+                // The first file's keys are current: they seal.
+                None => rings = Some((KeyRing::new(id, state), KeyRing::new(id, cursor))),
+                Some((s, c)) => {
+                    s.insert(id, state);
+                    c.insert(id, cursor);
+                }
+            }
         }
-        // One key per use, so that a cursor is never taken for a request state.
-        let derive = |purpose: &[u8]| -> [u8; 32] {
-            Sha256::new().chain_update(purpose).chain_update(&secret).finalize().into()
-        };
-        return Ok(Some((derive(b"mcp requestState\0"), derive(b"mcp cursor\0"))));
+        return Ok(rings.map(|(state, cursor)| SealingKeys { state, cursor, _keepers: Vec::new() }));
     }
     let Some(store) = store else { return Ok(None) };
-    let failed =
-        |e: mcp_server::shared::StoreError| format!("cannot read the shared keys from the store: {}", error_chain(&e));
-    let state = store.shared_secret("request-state").await.map_err(failed)?;
-    let cursor = store.shared_secret("cursor").await.map_err(failed)?;
-    Ok(Some((state, cursor)))
+    let failed = |e: mcp_server::shared::StoreError| {
+        KeysError::Store(format!("cannot read the shared keys from the store: {}", error_chain(&e)))
+    };
+    let period = seconds(options.key_rotation).max(std::time::Duration::from_secs(1));
+    let (state, state_keeper) = store.key_ring("request-state", period).await.map_err(failed)?;
+    let (cursor, cursor_keeper) = store.key_ring("cursor", period).await.map_err(failed)?;
+    Ok(Some(SealingKeys { state, cursor, _keepers: vec![state_keeper, cursor_keeper] }))
+}
+
+/// What an HTTP instance shares with the others of its deployment, had before its server is
+/// built (the server is given the task store and the keys): the store `--store` names, and
+/// the sealing keys.
+pub struct Shared {
+    /// The store, connected.
+    pub store: Option<mcp_store_redis::RedisStore>,
+    /// The sealing keys (kept alive with this).
+    pub keys: Option<SealingKeys>,
+}
+
+impl Shared {
+    /// Connects the store and gets the keys; the line to show and the exit code when either
+    /// fails (an unreachable store: 3; a bad key file: 2).
+    pub async fn prepare(options: &HttpOptions) -> Result<Shared, (String, ExitCode)> {
+        let store = connect_store(options).await.map_err(|e| (e, ExitCode::from(3)))?;
+        let keys = sealing_keys(options, store.as_ref()).await.map_err(|e| {
+            let code = e.exit_code();
+            (e.to_string(), code)
+        })?;
+        Ok(Shared { store, keys })
+    }
+
+    /// `builder` keeping its tasks in the store and sealing with the keys, as they were had.
+    pub fn apply(&self, mut builder: mcp_server::ServerBuilder) -> mcp_server::ServerBuilder {
+        if let Some(store) = &self.store {
+            builder = builder.task_store(Arc::new(store.clone()));
+        }
+        if let Some(keys) = &self.keys {
+            builder = keys.apply(builder);
+        }
+        builder
+    }
 }
 
 /// [`endpoint`] on a store connected already ([`connect_store`]): the server's tasks are
@@ -497,6 +627,12 @@ pub async fn run(
     if matches!(target, Target::Stdio { .. }) && !options.headers.is_empty() {
         eprintln!("mcp proxy: --header applies to http(s) upstreams only; ignored for a server run over stdio");
     }
+    // The store is reached, and the keys had, before the upstream is started: the bridge's
+    // server keeps its tasks there and seals with the shared keys.
+    let shared = match prepare_shared(&listen).await {
+        Ok(shared) => shared,
+        Err(code) => return code,
+    };
     let Opened { connection, child, .. } = match target::open(&target) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
@@ -511,11 +647,11 @@ pub async fn run(
     };
     eprintln!("mcp proxy: upstream {} speaks {} ({:?} era)", target.label(), session.protocol_version(), session.era());
     let bridge =
-        match Bridge::mirror_with(session.clone(), router, |builder| telemetry.apply(limits.apply(builder))).await {
+        match Bridge::mirror_with(session.clone(), router, |b| shared.apply(telemetry.apply(limits.apply(b)))).await {
             Ok(b) => b,
             Err(e) => return fail(format!("cannot list what {} offers: {}", target.label(), chain(&e))),
         };
-    let code = serve(bridge.server().clone(), listen, terminated, session.closed()).await;
+    let code = serve(bridge.server().clone(), listen, shared, terminated, session.closed()).await;
     let _ = session.close().await;
     if let Some(child) = child {
         let _ = child.close(std::time::Duration::from_secs(2)).await;

@@ -15,6 +15,8 @@
 //!
 //! Every key is under the deployment's prefix (`PREFIX:session:ID`, `PREFIX:handle:KIND:HANDLE`)
 //! and has a lifetime; nothing is kept forever. The bus's channels are `PREFIX:bus:TOPIC`.
+//! The keys that seal `requestState` and cursors are shared, and rotated, there too
+//! ([`RedisStore::key_ring`]).
 //! A lost connection is made again in the background, with backoff: meanwhile operations fail
 //! at once with an unavailable [`StoreError`] (a request that needs the store is answered `503`),
 //! and bus messages published meanwhile are not heard.
@@ -26,6 +28,8 @@ mod handles;
 mod keys;
 mod sessions;
 mod tasks;
+
+pub use keys::RingKeeper;
 
 use std::sync::Arc;
 use std::time::Duration;

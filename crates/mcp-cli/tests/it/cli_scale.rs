@@ -1,4 +1,5 @@
-//! `mcp serve --http --store`: instances of one deployment on a real Redis the test starts.
+//! `mcp serve --http --store` and `mcp proxy --http --store`: instances of one deployment on a
+//! real Redis the test starts.
 //! A store that cannot be reached stops the start (exit 3, one line naming it); an instance
 //! killed outright leaves its sessions to the others, and its call in flight, resumed on
 //! another instance, is answered with an error (never a hang), and its task is failed.
@@ -218,6 +219,18 @@ async fn a_multi_round_request_begun_on_one_instance_is_finished_on_the_other() 
     let (_d, url_d) = serve(&args).await;
     let answered = two_rounds(&http, &url_c, &url_d).await;
     assert_eq!(answered["result"]["resultType"], json!("complete"), "with --state-key-file: {answered}");
+    // Rotating the file: an instance given the new file first and the old one second opens
+    // what one with the old file alone sealed; what it seals (with the new) is not the old
+    // one's to open.
+    let new_file = dir.join("new-key");
+    std::fs::write(&new_file, [9u8; 40]).unwrap();
+    let both = ["--state-key-file", &new_file.display().to_string(), "--state-key-file", &file.display().to_string()]
+        .map(str::to_owned);
+    let (_f, url_f) = serve(&both).await;
+    let answered = two_rounds(&http, &url_c, &url_f).await;
+    assert_eq!(answered["result"]["resultType"], json!("complete"), "sealed with the old file: {answered}");
+    let refused = two_rounds(&http, &url_f, &url_c).await;
+    assert_eq!(refused["error"]["code"], json!(-32602), "sealed with the new file: {refused}");
     // Without either, each process has its own keys: the retry elsewhere is refused.
     let (_e, url_e) = serve(&[]).await;
     let refused = two_rounds(&http, &url_c, &url_e).await;
@@ -229,4 +242,98 @@ async fn a_multi_round_request_begun_on_one_instance_is_finished_on_the_other() 
     let out = mcp_testkit::output_within(&mut command, LIMIT, "a short key file");
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `mcp proxy ARGS --http --store` on a free port, one instance of the deployment `prefix` on
+/// `redis`, once it serves; its endpoint's URL.
+async fn proxy_instance(redis: &RedisServer, prefix: &str, args: &[&str]) -> (Child, String) {
+    let mut all = vec!["proxy"];
+    all.extend(args);
+    let url = redis.url();
+    all.extend(["--store", &url, "--store-prefix", prefix, "--instance-lease", "1"]);
+    // Upstream as 2025-11-25, whose tool list tells which tools may run as tasks (a
+    // 2026-07-28 one tells only a client declaring the tasks extension, which the proxy's
+    // upstream client does not).
+    all.extend(["--protocol-version", V1125]);
+    let (child, port) = crate::cli_shutdown::start(&all).await;
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// The JSON-RPC message of an answer, plain or the last of an SSE stream.
+async fn answer(resp: reqwest::Response) -> Value {
+    let text = tokio::time::timeout(LIMIT, resp.text()).await.expect("answered in time").unwrap();
+    let data = events(&text).pop().map(|(_, d)| d).unwrap_or(text);
+    serde_json::from_str::<Value>(&data).unwrap_or_else(|e| panic!("{e}: {data}"))
+}
+
+/// A task-augmented call of `tool` (`test_long_running_task`, under whatever prefix) made
+/// on `url_a`, then polled and its result read on `url_b`, in one 2025-11-25 session.
+async fn a_task_made_on_one_is_followed_on_the_other(url_a: &str, url_b: &str, tool: &str) {
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": V1125, "capabilities": {"tasks": {}}, "clientInfo": {"name": "proxy-tasks", "version": "1"}}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, url_a, None, &init).send()).await.unwrap().unwrap();
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    resp.text().await.unwrap();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(&http, url_a, Some(&session), &note).send().await.unwrap();
+
+    let as_task = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": tool, "arguments": {"steps": 3, "delayMs": 100}, "task": {"ttl": 60000}}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, url_a, Some(&session), &as_task).send()).await.unwrap().unwrap();
+    let created = answer(resp).await;
+    let task_id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+
+    // On b: the task is known, and ends.
+    let get = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": task_id}});
+    let done = mcp_testkit::eventually("the task, seen on b, completed", || async {
+        let task = answer(post(&http, url_b, Some(&session), &get).send().await.ok()?).await;
+        assert!(task.get("error").is_none(), "tasks/get on b: {task}");
+        (task["result"]["status"] == json!("completed")).then_some(task)
+    })
+    .await;
+    assert_eq!(done["result"]["taskId"], json!(task_id), "{done}");
+    let result = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": task_id}});
+    let resp = tokio::time::timeout(LIMIT, post(&http, url_b, Some(&session), &result).send()).await.unwrap().unwrap();
+    let result = answer(resp).await;
+    assert!(result["result"]["content"].is_array(), "the call's result, read on b: {result}");
+    assert_ne!(result["result"]["isError"], json!(true), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxies_sharing_a_store_share_their_tasks() {
+    let redis = RedisServer::start();
+    // One target: each proxy runs `mcp serve` over stdio.
+    let prefix = format!("proxy-tasks-{}", std::process::id());
+    let upstream = format!("'{MCP}' serve");
+    let (_a, url_a) = proxy_instance(&redis, &prefix, &[&upstream]).await;
+    let (_b, url_b) = proxy_instance(&redis, &prefix, &[&upstream]).await;
+    a_task_made_on_one_is_followed_on_the_other(&url_a, &url_b, "test_long_running_task").await;
+
+    // The gateway (--config): the same, under the server's prefix.
+    let dir = std::env::temp_dir().join(format!("mcp-proxy-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    std::fs::write(&file, json!({"mcpServers": {"local": {"command": MCP, "args": ["serve"]}}}).to_string()).unwrap();
+    let prefix = format!("gateway-tasks-{}", std::process::id());
+    let config = file.display().to_string();
+    let (_c, url_c) = proxy_instance(&redis, &prefix, &["--config", &config]).await;
+    let (_d, url_d) = proxy_instance(&redis, &prefix, &["--config", &config]).await;
+    a_task_made_on_one_is_followed_on_the_other(&url_c, &url_d, "local_test_long_running_task").await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_proxy_whose_store_is_unreachable_stops_with_one_line_before_starting_its_target() {
+    // Had the target been started first, it would have said what it speaks.
+    let upstream = format!("'{MCP}' serve");
+    let mut command = std::process::Command::new(MCP);
+    command.args(["proxy", &upstream, "--http", "127.0.0.1:0", "--store", "redis://:secret@127.0.0.1:1"]);
+    let out = mcp_testkit::output_within(&mut command, LIMIT, "proxy --store");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].contains("127.0.0.1:1") && lines[0].contains("shared store"), "{stderr}");
+    assert!(!stderr.contains("secret"), "the password is shown: {stderr}");
 }

@@ -17,11 +17,13 @@
 //! - [`progress`]: progress reporting rules (strictly increasing, nothing after the response).
 //! - [`cursor`]: opaque, stateless, integrity-protected pagination cursors.
 //! - [`request_state`]: sealed state for multi-round-trip (`input_required`) requests.
+//! - [`key_ring`]: the keys that seal cursors and request states, rotated with overlap.
 //! - [`rounds`]: one round of a multi-round request.
 //! - [`task`]: task records and their life cycle.
 
 mod client;
 pub mod cursor;
+pub mod key_ring;
 mod peer;
 pub mod progress;
 pub mod request_state;

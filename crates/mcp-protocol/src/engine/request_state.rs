@@ -8,6 +8,9 @@
 //! members), an optional client identity, and an expiry. Its contents are signed, not
 //! encrypted: the client can read them (they are the client's own answers, and state the
 //! handler chose to carry).
+//!
+//! The key comes from a [`KeyRing`]: a sealed state names the key that sealed it, so that
+//! instances sharing a rotated ring open each other's states (see [`super::key_ring`]).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -15,6 +18,8 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use super::key_ring::{KeyId, KeyRing};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -52,10 +57,11 @@ pub enum StateError {
     Expired,
 }
 
-/// Seals and opens request states with one secret key.
+/// Seals and opens request states with the keys of a [`KeyRing`]: the current key seals, any
+/// key held opens.
 #[derive(Clone)]
 pub struct StateSealer {
-    key: [u8; 32],
+    ring: KeyRing,
 }
 
 impl std::fmt::Debug for StateSealer {
@@ -117,27 +123,46 @@ pub fn request_fingerprint(method: &str, params: Option<&Value>) -> String {
 impl StateSealer {
     /// A sealer with a fresh random key (states do not survive a restart).
     pub fn random() -> Self {
-        Self { key: rand::random() }
+        Self { ring: KeyRing::random() }
     }
 
-    /// A sealer with a given key (share it between instances behind one address).
+    /// A sealer with a given key (share it between instances behind one address): a ring of
+    /// that key alone ([`KeyRing::of_key`]).
     pub fn with_key(key: [u8; 32]) -> Self {
-        Self { key }
+        Self { ring: KeyRing::of_key(key) }
     }
 
-    fn mac(&self, body: &[u8]) -> HmacSha256 {
+    /// A sealer with the keys of `ring`, following its changes (rotation).
+    pub fn with_ring(ring: KeyRing) -> Self {
+        Self { ring }
+    }
+
+    /// The ring of keys this sealer uses.
+    pub fn ring(&self) -> &KeyRing {
+        &self.ring
+    }
+
+    fn mac(key: &[u8; 32], id: KeyId, body: &[u8]) -> HmacSha256 {
         // HMAC accepts keys of any length, so this cannot fail.
-        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.key).expect("HMAC takes any key length");
-        mac.update(b"mcp-request-state-v1");
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+        // v2: the key id is sealed too (a state of v1 had none, and is refused).
+        mac.update(b"mcp-request-state-v2");
+        mac.update(&id.to_be_bytes());
         mac.update(body);
         mac
     }
 
-    /// Seals contents into an opaque string.
+    /// Seals contents into an opaque string: `KEYID.BODY.TAG`, each base64url.
     pub fn seal(&self, contents: &StateContents) -> String {
         let body = serde_json::to_vec(contents).unwrap_or_default();
-        let tag = self.mac(&body).finalize().into_bytes();
-        format!("{}.{}", URL_SAFE_NO_PAD.encode(&body), URL_SAFE_NO_PAD.encode(tag))
+        let (id, key) = self.ring.current();
+        let tag = Self::mac(&key, id, &body).finalize().into_bytes();
+        format!(
+            "{}.{}.{}",
+            URL_SAFE_NO_PAD.encode(id.to_be_bytes()),
+            URL_SAFE_NO_PAD.encode(&body),
+            URL_SAFE_NO_PAD.encode(tag)
+        )
     }
 
     /// Opens a sealed state, checking integrity, the request it belongs to, the client
@@ -149,10 +174,18 @@ impl StateSealer {
         client: Option<&str>,
         now_ms: u64,
     ) -> Result<StateContents, StateError> {
-        let (body, tag) = sealed.split_once('.').ok_or(StateError::Invalid)?;
+        let mut parts = sealed.split('.');
+        let (Some(id), Some(body), Some(tag), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+            return Err(StateError::Invalid);
+        };
+        let id: [u8; 4] =
+            URL_SAFE_NO_PAD.decode(id).ok().and_then(|id| id.try_into().ok()).ok_or(StateError::Invalid)?;
+        let id = KeyId::from_be_bytes(id);
+        // A key no longer held (rotated out) or never held: as good as forged.
+        let key = self.ring.get(id).ok_or(StateError::Invalid)?;
         let body = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Invalid)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Invalid)?;
-        self.mac(&body).verify_slice(&tag).map_err(|_| StateError::Invalid)?;
+        Self::mac(&key, id, &body).verify_slice(&tag).map_err(|_| StateError::Invalid)?;
         let contents: StateContents = serde_json::from_slice(&body).map_err(|_| StateError::Invalid)?;
         if contents.request != request || contents.client.as_deref() != client {
             return Err(StateError::Mismatch);
@@ -197,5 +230,41 @@ mod tests {
         assert_eq!(sealer.open(&sealed, &other, None, 500), Err(StateError::Mismatch));
         assert_eq!(sealer.open(&sealed, &fp, Some("alice"), 500), Err(StateError::Mismatch));
         assert_eq!(sealer.open(&sealed, &fp, None, 1_001), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn a_state_opens_while_its_key_is_in_the_ring() {
+        let ring = KeyRing::new(1, [1; 32]);
+        let sealer = StateSealer::with_ring(ring.clone());
+        let old = sealer.seal(&contents("r"));
+        // Rotate: key 2 seals, key 1 still opens.
+        ring.insert(2, [2; 32]);
+        assert!(ring.set_current(2));
+        let new = sealer.seal(&contents("r"));
+        assert!(new.starts_with(&URL_SAFE_NO_PAD.encode(2u32.to_be_bytes())), "{new}");
+        assert_eq!(sealer.open(&old, "r", None, 0), Ok(contents("r")));
+        assert_eq!(sealer.open(&new, "r", None, 0), Ok(contents("r")));
+        // Another instance holding the same keys opens both.
+        let other = StateSealer::with_ring(KeyRing::new(2, [2; 32]));
+        other.ring().insert(1, [1; 32]);
+        assert_eq!(other.open(&old, "r", None, 0), Ok(contents("r")));
+        // Key 1 dropped: what it sealed is refused.
+        assert!(ring.remove(1));
+        assert_eq!(sealer.open(&old, "r", None, 0), Err(StateError::Invalid));
+        assert_eq!(sealer.open(&new, "r", None, 0), Ok(contents("r")));
+        // The key id is sealed too: pointing a state at another key is refused, even one
+        // holding the very key that sealed it.
+        ring.insert(3, [2; 32]);
+        let (_, rest) = new.split_once('.').unwrap();
+        let relabelled = format!("{}.{rest}", URL_SAFE_NO_PAD.encode(3u32.to_be_bytes()));
+        assert_eq!(sealer.open(&relabelled, "r", None, 0), Err(StateError::Invalid));
+        let unknown = format!("{}.{rest}", URL_SAFE_NO_PAD.encode(9u32.to_be_bytes()));
+        assert_eq!(sealer.open(&unknown, "r", None, 0), Err(StateError::Invalid));
+        assert_eq!(sealer.open(&format!("AAA.{rest}"), "r", None, 0), Err(StateError::Invalid));
+        assert_eq!(sealer.open(rest, "r", None, 0), Err(StateError::Invalid), "no key id");
+        assert_eq!(sealer.open(&format!("{new}.x"), "r", None, 0), Err(StateError::Invalid));
+        // with_key: instances given one key agree on its id.
+        let sealed = StateSealer::with_key([5; 32]).seal(&contents("r"));
+        assert_eq!(StateSealer::with_key([5; 32]).open(&sealed, "r", None, 0), Ok(contents("r")));
     }
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_protocol::engine::cursor::CursorCodec;
+use mcp_protocol::engine::key_ring::KeyRing;
 use mcp_protocol::engine::request_state::StateSealer;
 use mcp_protocol::engine::{ServerSettings, TaskMethods};
 use mcp_protocol::types::{CacheHint, Implementation};
@@ -78,8 +79,8 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     config: ServerConfig,
-    cursor_key: Option<[u8; 32]>,
-    state_key: Option<[u8; 32]>,
+    cursor_keys: Option<KeyRing>,
+    state_keys: Option<KeyRing>,
     tasks: Option<TaskSettings>,
     state: StateMap,
     tools: Vec<ToolDef>,
@@ -163,15 +164,47 @@ impl ServerBuilder {
     }
 
     /// The key that seals pagination cursors (share it between instances behind one address).
+    /// Without it (or [`Self::cursor_key_ring`]), a random key of this process's own.
     pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
-        self.cursor_key = Some(key);
+        self.cursor_keys = Some(KeyRing::of_key(key));
+        self
+    }
+
+    /// The keys that seal pagination cursors: the ring's current key seals, every key it
+    /// holds opens, and the server follows the ring as it is rotated (share a ring's keys
+    /// between instances behind one address, so that a next page may reach any of them; see
+    /// [`KeyRing`]). Replaces [`Self::cursor_key`].
+    pub fn cursor_key_ring(mut self, ring: KeyRing) -> Self {
+        self.cursor_keys = Some(ring);
         self
     }
 
     /// The key that seals `requestState` of multi-round requests (share it between
-    /// instances behind one address, so that a retry may reach any of them).
+    /// instances behind one address, so that a retry may reach any of them). Without it (or
+    /// [`Self::state_key_ring`]), a random key of this process's own.
     pub fn state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(key);
+        self.state_keys = Some(KeyRing::of_key(key));
+        self
+    }
+
+    /// The keys that seal `requestState` of multi-round requests: the ring's current key
+    /// seals, every key it holds opens, and the server follows the ring as it is rotated
+    /// (see [`KeyRing`]). Use a ring other than the cursors', so that a cursor is never taken
+    /// for a state. Replaces [`Self::state_key`].
+    ///
+    /// ```
+    /// use mcp_protocol::engine::key_ring::KeyRing;
+    ///
+    /// let ring = KeyRing::new(1, [1; 32]);
+    /// let server = mcp_server::Server::builder("demo", "1.0").state_key_ring(ring.clone()).build();
+    /// // Later: rotate with overlap. What key 1 sealed opens until key 1 is dropped.
+    /// ring.insert(2, [2; 32]);
+    /// ring.set_current(2);
+    /// ring.remove(1);
+    /// # drop(server);
+    /// ```
+    pub fn state_key_ring(mut self, ring: KeyRing) -> Self {
+        self.state_keys = Some(ring);
         self
     }
 
@@ -246,7 +279,7 @@ impl ServerBuilder {
             cache: config.cache,
             modern_only: config.modern_only,
             logging: config.logging,
-            sealer: self.state_key.map(StateSealer::with_key).unwrap_or_else(StateSealer::random),
+            sealer: self.state_keys.map(StateSealer::with_ring).unwrap_or_else(StateSealer::random),
             request_state_ttl: config.request_state_ttl,
             tasks: tasks.as_ref().map(|t| TaskMethods { list: t.config.list, extension: t.config.extension }),
         };
@@ -259,7 +292,7 @@ impl ServerBuilder {
                 prompts: Registry::default(),
                 completion: Default::default(),
                 changes,
-                cursors: self.cursor_key.map(CursorCodec::with_key).unwrap_or_else(CursorCodec::random),
+                cursors: self.cursor_keys.map(CursorCodec::with_ring).unwrap_or_else(CursorCodec::random),
                 config,
                 tasks,
                 state: Arc::new(self.state),
@@ -295,8 +328,8 @@ impl ServerBuilder {
             info: Implementation::new(name, version),
             instructions: None,
             config: ServerConfig::default(),
-            cursor_key: None,
-            state_key: None,
+            cursor_keys: None,
+            state_keys: None,
             tasks: None,
             state: StateMap::default(),
             tools: Vec::new(),

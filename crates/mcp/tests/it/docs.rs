@@ -49,6 +49,7 @@ mod named_in_the_docs {
     use mcp::bridge::{client_builder, Bridge, CallRouter, Gateway};
     use mcp::client::middleware::ClientCall;
     use mcp::http::{EventBudget, EventStore, HttpConfig, McpHttp, MemoryEventStore};
+    use mcp::protocol::engine::key_ring::KeyRing;
     use mcp::protocol::{json, namespace};
     use mcp::server::middleware::{RateLimitLayer, ResultSizeLayer, TimeoutLayer, TracingLayer, VisibilityLayer};
     use mcp::server::{ServerSession, TaskConfig};
