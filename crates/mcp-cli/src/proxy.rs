@@ -56,6 +56,11 @@ pub struct HttpOptions {
     /// answered 503, SSE streams end with a retry hint) before the process exits.
     #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().shutdown_grace.as_secs_f64())]
     pub shutdown_grace: f64,
+    /// On SIGTERM or SIGINT: seconds idle keep-alive connections stay open first, so that a
+    /// request sent on one just then is answered 503 (a load balancer retries it elsewhere)
+    /// rather than met by a closed connection; taken from the grace period.
+    #[arg(long, value_name = "SECS", default_value_t = mcp_http::HttpConfig::default().shutdown_drain.as_secs_f64())]
+    pub shutdown_drain: f64,
     /// MiB of resumable SSE events kept per legacy session; over it, the oldest finished
     /// streams are let go first (a resumption of one is answered with an error).
     #[arg(long, value_name = "MIB", default_value_t = mebibytes(mcp_http::EventBudget::default().per_session))]
@@ -216,6 +221,7 @@ pub fn http_config(options: &HttpOptions) -> mcp_http::HttpConfig {
     config.session_idle_timeout = seconds(options.session_idle_timeout).max(std::time::Duration::from_millis(100));
     config.header_read_timeout = Some(seconds(options.header_timeout)).filter(|t| !t.is_zero());
     config.shutdown_grace = seconds(options.shutdown_grace);
+    config.shutdown_drain = seconds(options.shutdown_drain);
     config.event_budget.per_session = bytes(options.event_budget);
     config.event_budget.total = bytes(options.event_budget_total);
     config.instance_lease = seconds(options.instance_lease).max(std::time::Duration::from_millis(100));

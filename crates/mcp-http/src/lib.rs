@@ -109,6 +109,11 @@ pub struct HttpConfig {
     /// After a shutdown begins, how long requests in flight have to finish before their
     /// connections are closed. ([`McpHttp::serve_until`].)
     pub shutdown_grace: Duration,
+    /// After a shutdown begins, how long idle keep-alive connections are kept open, so that a
+    /// request a client sends on one just then is answered `503` (`Connection: close`: a
+    /// load balancer sends it elsewhere) rather than met by a closed connection. Taken from
+    /// the grace period; not waited for when no connection is open. ([`McpHttp::serve_until`].)
+    pub shutdown_drain: Duration,
     /// What the event store of [`McpHttp::new`] keeps of resumable streams, in events per
     /// stream and bytes per session and overall (a store given to
     /// [`McpHttp::with_event_store`] has its own).
@@ -141,6 +146,7 @@ impl Default for HttpConfig {
             header_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),
+            shutdown_drain: Duration::from_secs(1),
             event_budget: EventBudget::default(),
             instance_lease: Duration::from_secs(10),
             #[cfg(feature = "auth")]

@@ -37,7 +37,9 @@ impl McpHttp {
 
     /// Like [`Self::serve`], until `shutdown` resolves; then shuts down gracefully: stops
     /// accepting, [`Self::shutdown`]s (new requests `503`, endless SSE streams end with a
-    /// `retry` hint), lets requests in flight finish within
+    /// `retry` hint), keeps idle connections open for
+    /// [`HttpConfig::shutdown_drain`](crate::HttpConfig::shutdown_drain) (what arrives on them
+    /// is answered `503`), lets requests in flight finish within
     /// [`HttpConfig::shutdown_grace`](crate::HttpConfig::shutdown_grace), closes what is left
     /// and returns.
     pub async fn serve_until(self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
@@ -85,7 +87,16 @@ impl McpHttp {
         }
         drop(listener);
         self.shutdown();
-        if tokio::time::timeout(config.shutdown_grace, graceful.shutdown()).await.is_err() {
+        // hyper's graceful shutdown closes idle connections at once, and a request a client
+        // sends on one at that moment is lost unanswered: first, while the connections stay
+        // open, whatever arrives is answered `503` and its connection closed.
+        let drain = config.shutdown_drain.min(config.shutdown_grace);
+        let open = config.max_connections - slots.available_permits();
+        if open > 0 && !drain.is_zero() {
+            tokio::time::sleep(drain).await;
+        }
+        let grace = config.shutdown_grace.saturating_sub(drain);
+        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
             tracing::warn!("the shutdown grace period is over: the connections still open are closed");
             closing.cancel();
         }

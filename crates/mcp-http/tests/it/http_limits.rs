@@ -198,3 +198,53 @@ async fn an_initialize_beyond_max_sessions_is_503_until_a_session_ends() {
     assert_eq!(s.http.session_count(), 2);
     drop(sse);
 }
+
+/// Reads one response with a `content-length` from a kept-alive connection; its head.
+async fn read_response(tcp: &mut TcpStream, what: &str) -> String {
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{what}: a content-length in {head:?}"));
+            if body.len() >= length {
+                return head.to_owned();
+            }
+        }
+        let n = within(what, tcp.read(&mut chunk)).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(n > 0, "{what}: the connection closed before a whole response: {text:?}");
+        seen.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[tokio::test]
+async fn a_request_sent_on_an_idle_connection_as_the_shutdown_begins_is_answered_503() {
+    let (server, _gate, _started) = gated();
+    let http = McpHttp::new(server, HttpConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(http.serve_until(listener, async move {
+        let _ = stopped.await;
+    }));
+    let ask = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(ask.as_bytes()).await.unwrap();
+    let first = read_response(&mut tcp, "an answer before the shutdown").await;
+    assert!(!first.starts_with("HTTP/1.1 503"), "{first}");
+
+    // The shutdown begins while the connection is idle; the listener closes first.
+    stop.send(()).unwrap();
+    mcp_testkit::eventually("the listener closes", || async { TcpStream::connect(addr).await.is_err().then_some(()) })
+        .await;
+    // The client, not knowing, sends its next request on the connection it holds.
+    tcp.write_all(ask.as_bytes()).await.unwrap();
+    let rest = read_to_close(&mut tcp, "the answer during the shutdown").await;
+    assert!(rest.starts_with("HTTP/1.1 503"), "answered, not dropped: {rest:?}");
+    assert!(rest.to_ascii_lowercase().contains("connection: close"), "{rest:?}");
+    within("serve_until returns", serving).await.unwrap().unwrap();
+}
