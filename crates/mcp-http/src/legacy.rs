@@ -470,6 +470,10 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
         return sessions_full(None);
     };
     auth::may_use(&session, &caller);
+    // Any instance of a deployment takes its messages, and passes them on here.
+    if let Err(e) = inner.sessions.place_sse(&session, caller.as_ref().map(|c| c.key())).await {
+        tracing::warn!(session = %session.id, error = %e, "an HTTP+SSE session's place could not be kept: its messages must come here");
+    }
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "new session already streaming");
     };
@@ -502,8 +506,14 @@ pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExt
         return plain(StatusCode::BAD_REQUEST, "missing sessionId");
     };
     let session = match inner.sessions.find(id, &caller).await {
-        Ok(Found::Session(s)) if auth::may_use(&s, &caller) => s,
+        Ok(Found::Session(s)) if auth::may_use(&s, &caller) => Some(s),
         Ok(Found::Full) => return sessions_full(None),
+        // Its stream may be open on another instance of the deployment, which takes it.
+        Ok(Found::Unknown) => match inner.sessions.placed_elsewhere(id, &caller).await {
+            Ok(true) => None,
+            Ok(false) => return plain(StatusCode::NOT_FOUND, "unknown or ended session"),
+            Err(e) => return store_unavailable(&e),
+        },
         Ok(_) => return plain(StatusCode::NOT_FOUND, "unknown or ended session"),
         Err(e) => return store_unavailable(&e),
     };
@@ -514,10 +524,14 @@ pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExt
     let Ok(text) = std::str::from_utf8(&body) else {
         return plain(StatusCode::BAD_REQUEST, "body is not UTF-8");
     };
-    match mcp_protocol::codec::read_from_client(text) {
-        Ok(incoming) => session.core.receive(incoming, None).await,
+    match session {
         // Answered where the session's answers go: its SSE stream.
-        Err(e) => session.file(&*inner.sessions.store, &mcp_protocol::jsonrpc::encode_error(e.id(), e.error())),
+        Some(session) => inner.sessions.take_sse_message(&session, text).await,
+        None => {
+            if let Err(e) = inner.sessions.pass_on_sse(id, text).await {
+                return store_unavailable(&e);
+            }
+        }
     }
     StatusCode::ACCEPTED.into_response()
 }

@@ -47,7 +47,7 @@ pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEvent
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
 use session::SharedSessions;
-pub use session::{SessionRecord, SessionStore};
+pub use session::{Placement, SessionRecord, SessionStore};
 
 /// The state the instances of a deployment share ([`McpHttp::shared`]): `mcp-store-redis`
 /// makes one on Redis.
@@ -251,8 +251,8 @@ impl McpHttp {
     ///
     /// A request's resumable stream is kept in the shared store too, so that a client resumes
     /// it on any instance, and so is a session's standalone stream (its own messages, read by
-    /// its GET stream wherever that is open). HTTP+SSE sessions (2024-11-05: its stream is
-    /// the session) stay this instance's: route them sticky.
+    /// its GET stream wherever that is open). An HTTP+SSE session (2024-11-05) is its stream,
+    /// and lives where that is open: the others pass the messages POSTed for it on there.
     pub async fn shared(server: Server, config: HttpConfig, shared: SharedState) -> Result<Self, StoreError> {
         server.share_changes(shared.bus.clone()).await?;
         let instance = Instance::new();

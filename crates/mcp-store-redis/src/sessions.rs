@@ -1,11 +1,12 @@
 //! Legacy sessions on Redis: one string per session (`PREFIX:session:ID`, its record as JSON),
 //! with the session's idle timeout as its expiry, restarted on use; and the set of instances
-//! holding a copy of it (`PREFIX:holders:ID`), as long-lived.
+//! holding a copy of it (`PREFIX:holders:ID`), as long-lived. An HTTP+SSE session's place
+//! (`PREFIX:sse:ID`), kept while its stream is open.
 
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_http::{SessionRecord, SessionStore};
+use mcp_http::{Placement, SessionRecord, SessionStore};
 use mcp_server::shared::StoreError;
 
 use crate::{millis, RedisStore};
@@ -69,5 +70,30 @@ impl SessionStore for RedisStore {
             let command = redis::cmd("SMEMBERS").arg(self.key("holders", id)).to_owned();
             self.run("session holders", &command).await
         })
+    }
+
+    fn place<'a>(
+        &'a self,
+        id: &'a str,
+        placement: &'a Placement,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_vec(placement).map_err(|e| StoreError::corrupt("session place", e))?;
+            self.set_for("session place", self.key("sse", id), json, ttl).await
+        })
+    }
+
+    fn placement<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Placement>, StoreError>> {
+        Box::pin(async move {
+            let command = redis::cmd("GET").arg(self.key("sse", id)).to_owned();
+            let kept: Option<Vec<u8>> = self.run("session place", &command).await?;
+            kept.map(|json| serde_json::from_slice(&json).map_err(|e| StoreError::corrupt("session place", e)))
+                .transpose()
+        })
+    }
+
+    fn unplace<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.delete("session place", self.key("sse", id)).await.map(|_| ()) })
     }
 }

@@ -11,7 +11,7 @@ mod store;
 
 pub(crate) use shared::Found;
 pub(crate) use shared::SharedSessions;
-pub use store::{SessionRecord, SessionStore};
+pub use store::{Placement, SessionRecord, SessionStore};
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -259,6 +259,15 @@ impl Sessions {
         self.store.forget_session(&session.id);
         if session.shared {
             self.let_go(&session.id);
+        }
+    }
+
+    /// Takes a message POSTed for an HTTP+SSE session (here, or to another instance that
+    /// passed it on): what cannot be read is answered on the session's stream.
+    pub(crate) async fn take_sse_message(&self, session: &Session, body: &str) {
+        match mcp_protocol::codec::read_from_client(body) {
+            Ok(incoming) => session.core.receive(incoming, None).await,
+            Err(e) => session.file(&*self.store, &mcp_protocol::jsonrpc::encode_error(e.id(), e.error())),
         }
     }
 

@@ -37,7 +37,7 @@ use mcp_protocol::message::{Decoded, FromClient, Received};
 
 use crate::events::{EventBudget, SharedEventStore};
 
-use super::{Session, SessionRecord, SessionStore, Sessions, SessionsFull};
+use super::{Placement, Session, SessionRecord, SessionStore, Sessions, SessionsFull};
 
 /// Whether `incoming` is an answer a request of this instance's copy of `session` waits for.
 fn awaited_here(session: &Session, incoming: &Decoded<FromClient>) -> bool {
@@ -50,8 +50,26 @@ fn awaited_here(session: &Session, incoming: &Decoded<FromClient>) -> bool {
 /// How many of a session's own messages wait for the shared store at most.
 const FILED_AHEAD: usize = 1024;
 
+/// Whether `id` has the form of the session ids this server mints (hex, 128 bits).
+fn minted(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether a session opened by `owner` may be used by `caller`.
+fn owned_by(owner: &Option<String>, caller: &Option<Arc<Principal>>) -> bool {
+    match (owner, caller) {
+        (Some(owner), Some(caller)) => *owner == caller.key(),
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
 /// The bus topic of session news.
 const SESSIONS_TOPIC: &str = "sessions";
+
+/// The bus topic of the messages POSTed for an HTTP+SSE session to another instance than the
+/// one holding its stream.
+const SSE_TOPIC: &str = "sse-messages";
 
 /// The bus topic of the client's answers to requests sent from another instance.
 const ANSWERS_TOPIC: &str = "answers";
@@ -121,6 +139,14 @@ impl SharedSessions {
     }
 }
 
+/// A message for an HTTP+SSE session, passed on to the instance holding its stream.
+#[derive(Serialize, Deserialize)]
+struct ForSse {
+    session: String,
+    /// The body as the client sent it.
+    body: String,
+}
+
 /// An answer passed on to the other instances.
 #[derive(Serialize, Deserialize)]
 struct Answer {
@@ -180,6 +206,20 @@ impl Sessions {
                 match mcp_protocol::codec::read_from_client(&answer.body) {
                     Ok(incoming) if awaited_here(&session, &incoming) => session.core.receive(incoming, None).await,
                     _ => {}
+                }
+            }
+        });
+        let mut for_sse = shared.bus.subscribe(SSE_TOPIC).await?;
+        let weak: Weak<Sessions> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(message) = for_sse.next().await {
+                let Some(sessions) = weak.upgrade() else { break };
+                let Ok(message) = serde_json::from_slice::<ForSse>(&message) else { continue };
+                let held = sessions.map.lock().get(&message.session).cloned();
+                // Only an HTTP+SSE session's: a Streamable HTTP session is served where it is POSTed.
+                if let Some(session) = held.filter(|s| !s.shared) {
+                    session.touch();
+                    sessions.take_sse_message(&session, &message.body).await;
                 }
             }
         });
@@ -246,17 +286,12 @@ impl Sessions {
             return Ok(Found::Session(session));
         }
         let Some(shared) = &self.shared else { return Ok(Found::Unknown) };
-        // Not hex of the length this server mints: not one of ours, and not worth a lookup.
-        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        // Not of the form this server mints: not one of ours, and not worth a lookup.
+        if !minted(id) {
             return Ok(Found::Unknown);
         }
         let Some(record) = shared.store.get(id, self.idle_timeout).await? else { return Ok(Found::Unknown) };
-        let owner_matches = match (&record.owner, caller) {
-            (Some(owner), Some(caller)) => *owner == caller.key(),
-            (Some(_), None) => false,
-            (None, _) => true,
-        };
-        if !owner_matches {
+        if !owned_by(&record.owner, caller) {
             return Ok(Found::Unknown);
         }
         let session = self.build(id.to_owned(), true);
@@ -409,6 +444,56 @@ impl Sessions {
             tracing::warn!(session = %id, "an instance holding the session did not take its change in time");
         }
         shared.waiting.lock().remove(&nonce);
+    }
+
+    /// Notes in the store that HTTP+SSE session `session` (opened by `owner`) lives here, so
+    /// that the others pass its messages on; kept while the session lives, forgotten when it
+    /// ends.
+    pub(crate) async fn place_sse(&self, session: &Arc<Session>, owner: Option<String>) -> Result<(), StoreError> {
+        let Some(shared) = &self.shared else { return Ok(()) };
+        let placement = Placement { instance: shared.origin.to_string(), owner };
+        let (store, ttl) = (shared.store.clone(), self.idle_timeout);
+        store.place(&session.id, &placement, ttl).await?;
+        let (id, closed) = (session.id.clone(), session.closed.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(ttl / 8) => {
+                        if let Err(e) = store.place(&id, &placement, ttl).await {
+                            tracing::warn!(session = %id, error = %e, "an HTTP+SSE session's place could not be kept");
+                        }
+                    }
+                    _ = closed.cancelled() => {
+                        if let Err(e) = store.unplace(&id).await {
+                            tracing::debug!(session = %id, error = %e, "an HTTP+SSE session's place was not forgotten");
+                        }
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Whether HTTP+SSE session `id` lives on another instance, still running, and is
+    /// `caller`'s: its messages are then passed on there ([`Self::pass_on_sse`]).
+    pub(crate) async fn placed_elsewhere(&self, id: &str, caller: &Option<Arc<Principal>>) -> Result<bool, StoreError> {
+        let Some(shared) = &self.shared else { return Ok(false) };
+        if !minted(id) {
+            return Ok(false);
+        }
+        let Some(placement) = shared.store.placement(id).await? else { return Ok(false) };
+        if *placement.instance == *shared.origin || !owned_by(&placement.owner, caller) {
+            return Ok(false);
+        }
+        shared.presence.alive(&placement.instance).await
+    }
+
+    /// Passes a message for HTTP+SSE session `id` on to the instance holding its stream.
+    pub(crate) async fn pass_on_sse(&self, id: &str, body: &str) -> Result<(), StoreError> {
+        let Some(shared) = &self.shared else { return Ok(()) };
+        let message = ForSse { session: id.to_owned(), body: body.to_owned() };
+        shared.bus.publish(SSE_TOPIC, serde_json::to_vec(&message).unwrap_or_default()).await
     }
 
     /// Notes, in the background, that this instance let its copy of a session go.

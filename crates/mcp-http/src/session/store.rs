@@ -20,6 +20,17 @@ pub struct SessionRecord {
     pub owner: Option<String>,
 }
 
+/// Where an HTTP+SSE session (2024-11-05) lives: its stream is the session, so it is served
+/// by the instance holding the stream, which the others pass its messages on to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// The instance holding the session's stream ([`mcp_server::shared::Instance::id`]).
+    pub instance: String,
+    /// The party that opened it ([`mcp_protocol::Principal::key`]), when the endpoint is
+    /// protected: a message with another party's token is answered as for an unknown session.
+    pub owner: Option<String>,
+}
+
 /// Keeps the legacy sessions of a deployment, so that any instance serves any session
 /// (`mcp-store-redis` implements it on Redis). Each session is kept for a lifetime that slides:
 /// written or read with a `ttl`, it is forgotten `ttl` after the last time.
@@ -50,4 +61,25 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// The instances noted as holding a copy of session `id`.
     fn holders<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
+
+    /// Notes where HTTP+SSE session `id` lives, for `ttl` (restarted by each call). A store
+    /// that does not (the default) leaves HTTP+SSE sessions to sticky routing.
+    fn place<'a>(
+        &'a self,
+        _id: &'a str,
+        _placement: &'a Placement,
+        _ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Where HTTP+SSE session `id` lives; `None` if unknown, ended or expired.
+    fn placement<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<Option<Placement>, StoreError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Forgets where HTTP+SSE session `id` lived (it ended).
+    fn unplace<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -528,3 +528,47 @@ async fn a_change_made_while_another_instance_restores_the_session_holds_there()
     let quiet = call(&b, &session, 3, "test_tool_with_logging", json!({})).await;
     assert_eq!(log_messages(&quiet), 0, "info messages after setLevel error made during the restore: {quiet:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_sse_session_takes_its_messages_posted_to_any_instance() {
+    let redis = RedisServer::start();
+    let (a, b) = pair(&redis).await;
+    let resp = within("GET /sse on a", a.client.get(a.url("/sse")).header("Accept", "text/event-stream").send());
+    let resp = resp.await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut events = SseReader::new(resp);
+    let endpoint = events.next_within("the endpoint event").await;
+    assert_eq!(endpoint.event.as_deref(), Some("endpoint"), "{endpoint:?}");
+    // The client POSTs through the balancer: to b, where the stream is not.
+    let post = |body: Value| {
+        let url = b.url(&endpoint.data);
+        let send = b.client.post(url).header("Content-Type", "application/json").body(body.to_string()).send();
+        async move { within("POST /message on b", send).await.unwrap() }
+    };
+    assert_eq!(post(legacy_initialize(1, "2024-11-05", json!({}))).await.status(), 202);
+    let init = events.next_message("the initialize result on a's stream").await;
+    assert_eq!(init["result"]["protocolVersion"], json!("2024-11-05"), "{init}");
+    assert_eq!(post(notification("notifications/initialized", json!({}))).await.status(), 202);
+    let call = request(2, "tools/call", json!({"name": "echo", "arguments": {"text": "through b"}}));
+    assert_eq!(post(call).await.status(), 202);
+    let answer = events.next_message("the call's answer on a's stream").await;
+    assert_eq!((answer["id"].clone(), tool_text(&answer)), (json!(2), "through b".to_owned()), "{answer}");
+    assert_eq!(b.http.session_count(), 0, "b holds nothing of it");
+
+    // A forged id is unknown on b; once the stream (the session) ends, so is the real one.
+    let session = endpoint.data.split("sessionId=").nth(1).expect("a session id").to_owned();
+    let forged = format!("{}0", &session[..31]);
+    let forged = if forged == session { format!("{}1", &session[..31]) } else { forged };
+    for id in [forged.as_str(), "not-a-session"] {
+        let url = b.url(&format!("/message?sessionId={id}"));
+        let resp = within("a forged id", b.client.post(url).body(request(3, "ping", json!({})).to_string()).send());
+        assert_eq!(resp.await.unwrap().status(), 404, "{id}");
+    }
+    drop(events);
+    mcp_testkit::eventually("the ended session is unknown on b", || async {
+        let url = b.url(&endpoint.data);
+        let resp = b.client.post(url).body(request(4, "ping", json!({})).to_string()).send().await.ok()?;
+        (resp.status() == 404).then_some(())
+    })
+    .await;
+}
