@@ -90,7 +90,11 @@
 //! failure names each offending argument and rule: a tool execution error (`isError: true`)
 //! from `2025-11-25` on, `-32602` before. Structured results are checked against the
 //! output schema before they are sent; a result that breaks it is replaced by a tool error
-//! and logged. Prompt arguments and template variables that do not read as their types are
+//! and logged. That is the `schema-validation` feature (a general JSON Schema validator,
+//! about 75 crates). Without it (the lean build) the top level of an input schema is checked
+//! (required arguments, each one's JSON type, unknown arguments where the schema closes the
+//! object), a typed tool's arguments in full as they are deserialized into its parameter
+//! type, and an output schema only for the presence of `structuredContent`. Prompt arguments and template variables that do not read as their types are
 //! `-32602`, saying why in words (`` argument `id`: expected an unsigned integer, got "abc" ``).
 //!
 //! # Features
@@ -99,6 +103,7 @@
 //! |---|---|---|
 //! | `server` | [`Server`] and the server runtime | yes |
 //! | `macros` | `#[tool]`, `#[tools]`, `#[resource]`, `#[prompt]` | yes |
+//! | `schema-validation` | every clause of tool schemas checked by a JSON Schema validator (jsonschema; see Validation) | yes |
 //! | `client` | [`Client`], [`ChildCommand`] | yes |
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |

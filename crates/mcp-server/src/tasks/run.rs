@@ -174,7 +174,8 @@ pub(crate) async fn run_modern_tool(
     let early = if window.is_zero() {
         // Exactly one poll: the hand-over happens at the handler's first wait, however soon
         // that wait would end (the task's runner polls the future again at once).
-        match futures::poll!(&mut work) {
+        let once = std::future::poll_fn(|cx| std::task::Poll::Ready(std::future::Future::poll(work.as_mut(), cx)));
+        match once.await {
             std::task::Poll::Ready(finished) => Some(finished),
             std::task::Poll::Pending => None,
         }

@@ -2,54 +2,65 @@
 //! against the input schema before its handler runs, and its structured result against the
 //! output schema before it is sent.
 //!
-//! A schema that cannot be compiled is not enforced (the registration logs why); only the
-//! names in its `required` list are then checked, as before validation existed.
+//! With the `schema-validation` feature, a general JSON Schema validator (`jsonschema`) checks
+//! every clause. Without it (a lean build: the validator and its dependencies are about 75
+//! crates), the top level of the input schema is checked ([`top_level`]: required names,
+//! each argument's JSON type, no unknown argument where the schema closes the object); a
+//! typed tool's arguments are then checked in full as they are deserialized into its
+//! parameter type, and its output is made from its output type. A schema that cannot be
+//! compiled is checked at its top level too (the registration logs why).
 
+mod top_level;
+
+#[cfg(feature = "schema-validation")]
 use jsonschema::Validator;
 use mcp_protocol::types::{CallToolResult, JsonObject, Tool};
+#[cfg(feature = "schema-validation")]
 use serde_json::Value;
+
+use top_level::TopLevel;
 
 /// The compiled schemas of one tool.
 pub(crate) struct ToolSchemas {
     input: Input,
+    /// Whether the tool has an output schema: a successful result must then carry
+    /// `structuredContent`.
+    has_output: bool,
+    #[cfg(feature = "schema-validation")]
     output: Option<Validator>,
 }
 
 enum Input {
     /// The compiled input schema.
+    #[cfg(feature = "schema-validation")]
     Schema(Validator),
-    /// The schema did not compile: the names it requires.
-    Required(Vec<String>),
+    /// What the schema's top level says.
+    TopLevel(TopLevel),
 }
 
 impl ToolSchemas {
     /// Compiles the schemas of `tool`.
     pub(crate) fn compile(tool: &Tool) -> Self {
-        let input_schema = Value::Object(tool.input_schema.clone());
-        let input = match jsonschema::validator_for(&input_schema) {
-            Ok(v) => Input::Schema(v),
-            Err(e) => {
-                tracing::warn!(tool = %tool.name, "the tool's input schema does not compile, so only its required names are checked: {e}");
-                let required = tool.input_schema.get("required").and_then(Value::as_array);
-                let names = required.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
-                Input::Required(names)
-            }
-        };
-        let output = tool.output_schema.as_ref().and_then(|schema| {
-            match jsonschema::validator_for(&Value::Object(schema.clone())) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    tracing::warn!(tool = %tool.name, "the tool's output schema does not compile, so results are not checked: {e}");
-                    None
+        Self {
+            input: compile_input(tool),
+            has_output: tool.output_schema.is_some(),
+            #[cfg(feature = "schema-validation")]
+            output: tool.output_schema.as_ref().and_then(|schema| {
+                match jsonschema::validator_for(&Value::Object(schema.clone())) {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        tracing::warn!(tool = %tool.name, "the tool's output schema does not compile, so results are not checked: {e}");
+                        None
+                    }
                 }
-            }
-        });
-        Self { input, output }
+            }),
+        }
     }
 
     /// Checks the arguments of a call; the error names each offending argument and rule.
     pub(crate) fn check_input(&self, arguments: &mut JsonObject) -> Result<(), String> {
         match &self.input {
+            #[cfg(feature = "schema-validation")]
             Input::Schema(validator) => {
                 // Validated in place: the map is lent to a `Value` and given back.
                 let instance = Value::Object(std::mem::take(arguments));
@@ -62,33 +73,47 @@ impl ToolSchemas {
                 }
                 verdict
             }
-            Input::Required(names) => {
-                let missing: Vec<&str> =
-                    names.iter().map(String::as_str).filter(|name| !arguments.contains_key(*name)).collect();
-                match missing.is_empty() {
-                    true => Ok(()),
-                    false => Err(format!("missing required argument(s): {}", missing.join(", "))),
-                }
-            }
+            Input::TopLevel(top) => top.check(arguments),
         }
     }
 
     /// Checks a successful result against the output schema, when the tool has one: it must
     /// carry `structuredContent` that fits it.
     pub(crate) fn check_output(&self, result: &CallToolResult) -> Result<(), String> {
-        let Some(validator) = &self.output else { return Ok(()) };
-        if result.is_error == Some(true) {
+        if !self.has_output || result.is_error == Some(true) {
             return Ok(());
         }
-        match &result.structured_content {
-            None => Err("the tool has an output schema but returned no structuredContent".to_owned()),
-            Some(value) if validator.is_valid(value) => Ok(()),
-            Some(value) => Err(describe(validator, value, "structuredContent")),
+        let Some(_value) = &result.structured_content else {
+            return Err("the tool has an output schema but returned no structuredContent".to_owned());
+        };
+        #[cfg(feature = "schema-validation")]
+        if let Some(validator) = &self.output {
+            if !validator.is_valid(_value) {
+                return Err(describe(validator, _value, "structuredContent"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "schema-validation")]
+fn compile_input(tool: &Tool) -> Input {
+    match jsonschema::validator_for(&Value::Object(tool.input_schema.clone())) {
+        Ok(v) => Input::Schema(v),
+        Err(e) => {
+            tracing::warn!(tool = %tool.name, "the tool's input schema does not compile, so only its top level is checked: {e}");
+            Input::TopLevel(TopLevel::of(&tool.input_schema))
         }
     }
 }
 
+#[cfg(not(feature = "schema-validation"))]
+fn compile_input(tool: &Tool) -> Input {
+    Input::TopLevel(TopLevel::of(&tool.input_schema))
+}
+
 /// Every violation of `instance`, one per clause: `where: what`.
+#[cfg(feature = "schema-validation")]
 fn describe(validator: &Validator, instance: &Value, root: &str) -> String {
     let problems: Vec<String> = validator
         .iter_errors(instance)
@@ -107,7 +132,7 @@ fn describe(validator: &Validator, instance: &Value, root: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn schemas(input: Value, output: Option<Value>) -> ToolSchemas {
         let mut tool = Tool::new("t", "test", input);
@@ -119,6 +144,7 @@ mod tests {
         v.as_object().cloned().unwrap()
     }
 
+    #[cfg(feature = "schema-validation")]
     #[test]
     fn arguments_are_checked_and_each_fault_named() {
         let s = schemas(
@@ -136,7 +162,7 @@ mod tests {
     }
 
     #[test]
-    fn a_schema_that_does_not_compile_still_checks_required_names() {
+    fn a_schema_that_does_not_compile_still_checks_its_top_level() {
         let s = schemas(json!({"type":"object","properties":{"a":{"type":"no-such-type"}},"required":["a"]}), None);
         assert_eq!(s.check_input(&mut args(json!({}))), Err("missing required argument(s): a".to_owned()));
         assert_eq!(s.check_input(&mut args(json!({"a": 1}))), Ok(()));
@@ -149,8 +175,11 @@ mod tests {
             Some(json!({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})),
         );
         assert_eq!(s.check_output(&CallToolResult::structured(json!({"sum": 3}))), Ok(()));
-        let e = s.check_output(&CallToolResult::structured(json!({"sum": "3"}))).unwrap_err();
-        assert!(e.contains("`sum`: \"3\" is not of type \"number\""), "{e}");
+        #[cfg(feature = "schema-validation")]
+        {
+            let e = s.check_output(&CallToolResult::structured(json!({"sum": "3"}))).unwrap_err();
+            assert!(e.contains("`sum`: \"3\" is not of type \"number\""), "{e}");
+        }
         assert!(s.check_output(&CallToolResult::text("3")).unwrap_err().contains("no structuredContent"));
         assert_eq!(s.check_output(&CallToolResult::error("failed")), Ok(()), "a tool error is not checked");
         let none = schemas(json!({"type":"object"}), None);
