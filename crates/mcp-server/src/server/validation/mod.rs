@@ -161,6 +161,20 @@ mod tests {
         assert!(e.contains("'c' was unexpected"), "{e}");
     }
 
+    #[cfg(not(feature = "schema-validation"))]
+    #[test]
+    fn without_the_validator_the_top_level_is_checked() {
+        let s = schemas(
+            json!({"type":"object","properties":{"a":{"type":"number"}},"required":["a"],"additionalProperties":false}),
+            Some(json!({"type":"object"})),
+        );
+        let e = s.check_input(&mut args(json!({"a": "one", "c": 1}))).unwrap_err();
+        assert!(e.contains("`a`: \"one\" is not of type number"), "{e}");
+        assert!(e.contains("`c`: not an argument of this tool"), "{e}");
+        assert_eq!(s.check_input(&mut args(json!({"a": 1}))), Ok(()));
+        assert!(s.check_output(&CallToolResult::text("3")).unwrap_err().contains("no structuredContent"));
+    }
+
     #[test]
     fn a_schema_that_does_not_compile_still_checks_its_top_level() {
         let s = schemas(json!({"type":"object","properties":{"a":{"type":"no-such-type"}},"required":["a"]}), None);
