@@ -412,17 +412,6 @@ async fn serve(
     }
 }
 
-/// The HTTP endpoint of `server`: one instance among several sharing the store `--store`
-/// names, or on its own; an error line when that store cannot be reached.
-pub async fn endpoint(
-    server: mcp_server::Server,
-    config: mcp_http::HttpConfig,
-    options: &HttpOptions,
-) -> Result<mcp_http::McpHttp, String> {
-    let store = connect_store(options).await?;
-    endpoint_with(server, config, options, store).await
-}
-
 /// Connects the shared store `--store` names, if any; an error line when it cannot be
 /// reached. For a server whose tasks are kept there too
 /// ([`mcp_server::ServerBuilder::task_store`]): connected before the server is built.
@@ -562,8 +551,9 @@ impl Shared {
     }
 }
 
-/// [`endpoint`] on a store connected already ([`connect_store`]): the server's tasks are
-/// shared with the other instances too (by [`mcp_http::McpHttp::shared`]).
+/// The HTTP endpoint of `server`: one instance among several sharing the store connected
+/// already ([`connect_store`], before the server was built, so that its tasks are kept there
+/// too: [`Shared`]), or on its own.
 pub async fn endpoint_with(
     server: mcp_server::Server,
     config: mcp_http::HttpConfig,

@@ -234,6 +234,12 @@ pub(crate) fn evicted_answer(request: &RequestId) -> String {
     sse::event(None, Some("message"), &jsonrpc::encode_error(Some(request), &error))
 }
 
+/// The answer to a resumption of a stream let go whose request is not known (a batch's, or
+/// forgotten long ago).
+pub(crate) fn gone_response() -> Response {
+    plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed")
+}
+
 /// The answer to a resumption of a stream that was let go: the error answer of its request.
 pub(crate) fn evicted_response(request: &RequestId) -> Response {
     let mut response = Response::new(Body::from(evicted_answer(request)));
@@ -425,9 +431,7 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
                 StreamLookup::Kept(log) => stream_response(reader(inner, session, stream, log, seq), &[]),
                 StreamLookup::Forgotten(Some(request)) => evicted_response(&request),
                 // Not 404: with a session id, that would tell the client its session ended.
-                StreamLookup::Forgotten(None) | StreamLookup::Gone => {
-                    plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed")
-                }
+                StreamLookup::Forgotten(None) | StreamLookup::Gone => gone_response(),
                 // Another instance's, perhaps: the shared store knows.
                 StreamLookup::Never if session.shared && inner.deployment.is_some() => {
                     resume::elsewhere(inner, session, stream, seq).await
@@ -440,9 +444,9 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
     let Some(slot) = session.claim_stream() else {
         return plain(StatusCode::CONFLICT, "this session already has a GET stream open");
     };
-    if session.shared && inner.deployment.is_some() {
+    if let (true, Some(deployment)) = (session.shared, &inner.deployment) {
         // Kept in the shared store: every instance adds to it, and it resumes anywhere.
-        return resume::standalone(inner, session, slot, resumed_at).await;
+        return resume::standalone(inner, deployment, session, slot, resumed_at).await;
     }
     if let Some(seq) = resumed_at {
         session.delivered.fetch_max(seq, Ordering::Relaxed);

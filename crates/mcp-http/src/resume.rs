@@ -50,7 +50,7 @@ pub(crate) async fn elsewhere(inner: &Arc<Inner>, session: Arc<Session>, stream:
     if info.evicted {
         return match &info.request {
             Some(request) => legacy::evicted_response(request),
-            None => plain(StatusCode::GONE, "that stream is no longer kept: it cannot be resumed"),
+            None => legacy::gone_response(),
         };
     }
     let reader = Remote::new(inner, deployment, session, stream, after, Kind::Request(info), wake);
@@ -61,13 +61,11 @@ pub(crate) async fn elsewhere(inner: &Arc<Inner>, session: Arc<Session>, stream:
 /// `after` (`Last-Event-ID`), else after what was delivered last (anywhere).
 pub(crate) async fn standalone(
     inner: &Arc<Inner>,
+    deployment: &Deployment,
     session: Arc<Session>,
     slot: StreamSlot,
     after: Option<u64>,
 ) -> Response {
-    let Some(deployment) = &inner.deployment else {
-        return plain(StatusCode::INTERNAL_SERVER_ERROR, "a shared session without a deployment");
-    };
     let wake = match deployment.bus.subscribe(deployment.events.wake_topic()).await {
         Ok(wake) => wake,
         Err(e) => return store_unavailable(&e),

@@ -27,6 +27,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use mcp_protocol::engine::SessionSnapshot;
 use mcp_protocol::Principal;
 use mcp_server::shared::{Bus, Presence, StoreError};
 use parking_lot::Mutex;
@@ -86,7 +87,7 @@ const ACK_WAIT: Duration = Duration::from_millis(500);
 pub(crate) struct SharedSessions {
     store: Arc<dyn SessionStore>,
     /// Where the sessions' standalone streams are kept, and within what budget.
-    pub(crate) events: Arc<dyn SharedEventStore>,
+    events: Arc<dyn SharedEventStore>,
     budget: EventBudget,
     bus: Arc<dyn Bus>,
     presence: Arc<dyn Presence>,
@@ -158,6 +159,18 @@ struct Answer {
 impl std::fmt::Debug for SharedSessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedSessions").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Takes the session's state as the shared store keeps it (read there, or told on the
+    /// bus), and notes it as kept; whether this copy could take it.
+    fn take_state(&self, snapshot: SessionSnapshot) -> bool {
+        let taken = self.core.restore(snapshot).is_ok();
+        if taken {
+            self.saved_changes.store(self.core.state_changes(), Ordering::Relaxed);
+        }
+        taken
     }
 }
 
@@ -257,9 +270,7 @@ impl Sessions {
                             sessions.remove(&news.session);
                         }
                         Some(record) => {
-                            if session.core.restore(record.snapshot).is_ok() {
-                                session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
-                            }
+                            session.take_state(record.snapshot);
                         }
                     }
                 }
@@ -296,11 +307,10 @@ impl Sessions {
         }
         let session = self.build(id.to_owned(), true);
         let first_read = record.snapshot.clone();
-        if session.core.restore(record.snapshot).is_err() {
+        if !session.take_state(record.snapshot) {
             // A record this instance cannot serve (a revision without sessions): as unknown.
             return Ok(Found::Unknown);
         }
-        session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
         if let Some(caller) = caller {
             session.core.set_principal(Some(caller.clone()));
         }
@@ -312,9 +322,7 @@ impl Sessions {
                 // read again (once per instance and session, when it is first served here).
                 match shared.store.get(id, self.idle_timeout).await? {
                     Some(now) if now.snapshot != first_read => {
-                        if session.core.restore(now.snapshot).is_ok() {
-                            session.saved_changes.store(session.core.state_changes(), Ordering::Relaxed);
-                        }
+                        session.take_state(now.snapshot);
                     }
                     Some(_) => {}
                     // Ended meanwhile: the news of it was missed too.
