@@ -444,22 +444,20 @@ async fn list_tools(session: &ClientSession) -> Result<Vec<Tool>, CommandError> 
     Ok(decode_all::<Tool>(&items).into_iter().filter_map(Result::ok).collect())
 }
 
-/// Whether the server says its tool list changed within `wait` (or did already, since
-/// `changes` was subscribed).
-async fn tools_changed(
-    changes: &mut tokio::sync::broadcast::Receiver<ServerNotification>,
-    wait: std::time::Duration,
-) -> bool {
+/// Waits until the server says its tool list changed (or did already, since `changes` was
+/// subscribed), or until `wait` has passed.
+async fn tool_change_or(changes: &mut tokio::sync::broadcast::Receiver<ServerNotification>, wait: std::time::Duration) {
     let seen = async {
         loop {
             match changes.recv().await {
-                Ok(ServerNotification::ToolsListChanged) => return true,
+                Ok(ServerNotification::ToolsListChanged) | Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    return
+                }
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
             }
         }
     };
-    tokio::time::timeout(wait, seen).await.unwrap_or(false)
+    let _ = tokio::time::timeout(wait, seen).await;
 }
 
 async fn find_tool(session: &ClientSession, name: &str) -> Result<Tool, CommandError> {
@@ -471,8 +469,12 @@ async fn find_tool(session: &ClientSession, name: &str) -> Result<Tool, CommandE
     // A server may add tools just after the handshake, once it knows the client's
     // capabilities (server-everything adds its sampling and elicitation tools so), and say
     // so with `tools/list_changed`: such a tool is waited for briefly before it is missing.
+    // Over Streamable HTTP that notification can be sent before the client's GET stream is
+    // open, and then never arrives: the list is taken again at the end of the wait all the
+    // same (which a change seen ends early).
     let announces = session.server_capabilities().tools.and_then(|t| t.list_changed) == Some(true);
-    if announces && tools_changed(&mut changes, LATE_TOOLS).await {
+    if announces {
+        tool_change_or(&mut changes, LATE_TOOLS).await;
         tools = list_tools(session).await?;
         if let Some(tool) = tools.iter().find(|t| t.name == name) {
             return Ok(tool.clone());
