@@ -9,8 +9,8 @@
 #                                 # call; oidc-provider from tests/auth, npm ci there first)
 #   bench/middleware.sh           # layers and gateway
 #
-# Env: BIN (default target/release; needs mcp and mcp-bench: cargo build --release -p mcp-cli
-# -p mcp-bench), ROUNDS (default 3), SECONDS_PER_RUN (default 8). Every process started is
+# Env: BIN (default target/release; needs mcp and mcpwire-bench: cargo build --release -p mcpwire-cli
+# -p mcpwire-bench), ROUNDS (default 3), SECONDS_PER_RUN (default 8). Every process started is
 # stopped before the next run. Needs taskset, pgrep and python3.
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
@@ -42,7 +42,7 @@ wait_port() {
 }
 # load PORT PID TOOL [BEARER]: one measured run; prints its JSON.
 load() {
-  "$BIN/mcp-bench" http --url "http://127.0.0.1:$1/mcp" --mode stateless --clients 16 --duration "$RUN" \
+  "$BIN/mcpwire-bench" http --url "http://127.0.0.1:$1/mcp" --mode stateless --clients 16 --duration "$RUN" \
     --pid "$2" --cpu 1 --tool "$3" ${4:+--bearer "$4"} --json
 }
 
@@ -50,7 +50,7 @@ layers() {
   for round in $(seq "$ROUNDS"); do
     for layers in none tracing; do
       port=$(free_port)
-      taskset -c 0 "$BIN/mcp-bench" echo-server --style typed --port "$port" --layers "$layers" & pid=$!; pids+=("$pid")
+      taskset -c 0 "$BIN/mcpwire-bench" echo-server --style typed --port "$port" --layers "$layers" & pid=$!; pids+=("$pid")
       wait_port "$port"
       echo "round $round, layers $layers: $(load "$port" "$pid" echo | summary)"
       kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the benchmark suite: builds `mcp` and `mcp-bench`, prepares the peer servers (rmcp, the
+# Runs the benchmark suite: builds `mcp` and `mcpwire-bench`, prepares the peer servers (rmcp, the
 # TypeScript and Python SDKs) when bench/peers/setup.sh exists, then runs
-# `mcp-bench suite` with the arguments given (see `target/release/mcp-bench suite --help`):
+# `mcpwire-bench suite` with the arguments given (see `target/release/mcpwire-bench suite --help`):
 #
 #   bench/run.sh                               # everything: docs/BENCHMARKS.md, docs/bench-*.svg, bench/results/
 #   bench/run.sh --smoke                       # quick check of our servers (CI), into target/bench-smoke/
@@ -11,8 +11,8 @@
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
-cargo build --release -p mcp-cli -p mcp-bench
+cargo build --release -p mcpwire-cli -p mcpwire-bench
 if [[ -f bench/peers/setup.sh ]]; then
   bash bench/peers/setup.sh
 fi
-exec target/release/mcp-bench suite "$@"
+exec target/release/mcpwire-bench suite "$@"

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mcp_fuzz::targets::jsonrpc_decode(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcpwire_fuzz::targets::jsonrpc_decode(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mcp_fuzz::targets::server_engine(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcpwire_fuzz::targets::server_engine(data));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against our conformance client (target/release/conformance-client),
 # client side: suite 0.1.16, and suite 0.2.0-alpha.12 at 2026-07-28 and at 2025-11-25.
-# Every scenario runs, the authorization ones (auth/*, OAuth 2.1 through mcp-auth) included.
+# Every scenario runs, the authorization ones (auth/*, OAuth 2.1 through mcpwire-auth) included.
 #
 #   tests/conformance/client.sh
 # Env: CONFORMANCE_CLIENT (default target/release/conformance-client)

@@ -5,7 +5,7 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (suite 0.2) and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT`. Each scenario does what a real client would do in that
 //! situation, through the library's client runtime and HTTP transport. Authorization
-//! scenarios (`auth/*`) run the OAuth client of `mcp-auth` (headless: the mock
+//! scenarios (`auth/*`) run the OAuth client of `mcpwire-auth` (headless: the mock
 //! authorization server approves at once) and then list tools and call `test-tool`.
 
 use std::collections::BTreeMap;
@@ -14,13 +14,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context as _, Result};
-use mcp_auth::{ClientAuthMethod, ClientCredentials, Grant, IdJagExchange, OAuthClient, OAuthConfig, StaticAssertion};
-use mcp_client::{Client, ClientSession};
-use mcp_protocol::types::{
+use mcpwire_auth::{
+    ClientAuthMethod, ClientCredentials, Grant, IdJagExchange, OAuthClient, OAuthConfig, StaticAssertion,
+};
+use mcpwire_client::{Client, ClientSession};
+use mcpwire_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitParams, ElicitResult, JsonObject, Role, SamplingContent,
 };
-use mcp_protocol::{Method, ProtocolVersion};
-use mcp_transport::http::{self, HttpOptions};
+use mcpwire_protocol::{Method, ProtocolVersion};
+use mcpwire_transport::http::{self, HttpOptions};
 use serde_json::{json, Value};
 
 /// Fills a form with the defaults its schema gives (SEP-1034), as a user accepting them would.

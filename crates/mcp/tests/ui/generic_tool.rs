@@ -1,9 +1,0 @@
-use mcp::tool;
-
-/// Echoes.
-#[tool]
-fn echo<T: ToString>(text: String) -> String {
-    text
-}
-
-fn main() {}

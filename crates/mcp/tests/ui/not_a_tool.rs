@@ -1,3 +1,0 @@
-fn main() {
-    let _ = mcp::Server::builder("a", "1").tool(42).build();
-}

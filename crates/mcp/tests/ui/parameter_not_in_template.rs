@@ -1,9 +1,0 @@
-use mcp::resource;
-
-/// A note.
-#[resource("notes://{id}")]
-fn note(id: usize, page: usize) -> String {
-    format!("{id} {page}")
-}
-
-fn main() {}

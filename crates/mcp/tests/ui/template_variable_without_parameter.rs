@@ -1,9 +1,0 @@
-use mcp::resource;
-
-/// A note.
-#[resource("notes://{id}")]
-fn note() -> String {
-    String::new()
-}
-
-fn main() {}

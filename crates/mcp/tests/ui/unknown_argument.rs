@@ -1,9 +1,0 @@
-use mcp::tool;
-
-/// Reads.
-#[tool(readonly)]
-fn read() -> String {
-    String::new()
-}
-
-fn main() {}

@@ -1,0 +1,562 @@
+//! Driving the connection's engine: the task that reads from the server, and the path every
+//! request of ours takes.
+//!
+//! The engine ([`ClientPeer`]) keeps the requests we sent (ids, deadlines, progress tokens,
+//! cancellation) and finds out the server's era; it is behind one lock. The connection task
+//! feeds it what the server sends and wakes it at its deadlines. It never awaits while
+//! handling a frame, so a slow application can never stall the connection: answers go to
+//! oneshot channels, notifications to callbacks and bounded channels, and requests from the
+//! server run as their own tasks.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use mcpwire_protocol::codec;
+use mcpwire_protocol::engine::{
+    ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Now, RequestOptions,
+    Transmit,
+};
+use mcpwire_protocol::frame::{headers, Header, Outbound};
+use mcpwire_protocol::jsonrpc::DecodeError;
+use mcpwire_protocol::message::{
+    ClientNotification, ClientRequest, ClientResult, Notified, ServerNotification, ServerRequest,
+};
+use mcpwire_protocol::types::ProgressParams;
+use mcpwire_protocol::{ErrorObject, ProtocolVersion, RequestId};
+use mcpwire_transport::Inbound;
+use parking_lot::Mutex;
+use serde_json::Value;
+use smallvec::SmallVec;
+use tokio::sync::{broadcast, mpsc, oneshot, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::client::Config;
+use crate::error::ClientError;
+
+/// Capacity of a listen stream's channel; past it, notifications for that stream are
+/// dropped with a warning (the application is not reading).
+pub(crate) const LISTEN_CAPACITY: usize = 1024;
+/// Capacity of the broadcast channel of notifications.
+const BROADCAST_CAPACITY: usize = 1024;
+
+/// A progress callback.
+pub(crate) type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
+
+/// What waits for a request of ours: its answer's channel, and its progress callback.
+pub(crate) struct Waiter {
+    tx: oneshot::Sender<Result<Value, Failure>>,
+    progress: Option<ProgressCallback>,
+}
+
+type Peer = ClientPeer<Waiter, CancellationToken>;
+type PeerEvent = Event<mcpwire_protocol::engine::Client, Waiter, CancellationToken>;
+
+/// What an engine operation produced.
+#[derive(Default)]
+pub(crate) struct Output {
+    transmits: SmallVec<[Transmit; 2]>,
+    events: SmallVec<[PeerEvent; 1]>,
+    /// The progress callbacks of the progress events, looked up under the lock.
+    progress: SmallVec<[(ProgressCallback, ProgressParams); 1]>,
+}
+
+/// The connection's shared state.
+pub(crate) struct Shared {
+    pub(crate) config: Arc<Config>,
+    peer: Mutex<Peer>,
+    outgoing: Mutex<Option<mpsc::Sender<Outbound>>>,
+    /// Told when the handshake ends.
+    connecting: Mutex<Option<oneshot::Sender<Result<(), ConnectError>>>>,
+    /// The open listen streams (2026-07-28), by request.
+    pub(crate) listens: Mutex<HashMap<RequestId, mpsc::Sender<ServerNotification>>>,
+    /// The `Mcp-Param-*` headers each listed tool declares: `(property, header)` pairs.
+    tool_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
+    /// The output schemas of listed tools.
+    pub(crate) outputs: Mutex<crate::outputs::OutputSchemas>,
+    /// The transport sends frames' HTTP headers: tools with invalid header annotations
+    /// cannot be called over it.
+    sends_headers: bool,
+    pub(crate) notifications: broadcast::Sender<ServerNotification>,
+    /// A deadline may have moved: the connection task looks again.
+    wake: Notify,
+    /// Asks the connection task to stop.
+    pub(crate) shutdown: CancellationToken,
+    /// The connection task has stopped: nothing more will be received.
+    pub(crate) ended: CancellationToken,
+}
+
+/// The time now, as the engine takes it (tokio's clock, so that paused time applies).
+fn now() -> Now {
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default();
+    Now::new(tokio::time::Instant::now().into_std(), unix_ms)
+}
+
+/// Forgets a request of ours when the future waiting for it is dropped: a late answer is
+/// ignored, and the server is told.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    id: Option<RequestId>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.shared.cancel_request(&id, "the client no longer needs the answer");
+        }
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(config: Arc<Config>, outgoing: mpsc::Sender<Outbound>, sends_headers: bool) -> Self {
+        let (notifications, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let settings = ClientSettings {
+            info: config.info.clone(),
+            capabilities: ProtocolVersion::ALL.iter().map(|v| (*v, config.capabilities(*v))).collect(),
+            pinned: config.pinned,
+            accept_negotiated: config.accept_negotiated,
+            probe_timeout: config.probe_timeout,
+            request_timeout: config.request_timeout,
+            log_level: config.log_level,
+        };
+        Self {
+            config,
+            peer: Mutex::new(ClientPeer::new(Arc::new(settings))),
+            outgoing: Mutex::new(Some(outgoing)),
+            connecting: Mutex::new(None),
+            listens: Mutex::default(),
+            tool_headers: Mutex::default(),
+            outputs: Mutex::default(),
+            sends_headers,
+            notifications,
+            wake: Notify::new(),
+            shutdown: CancellationToken::new(),
+            ended: CancellationToken::new(),
+        }
+    }
+
+    /// Runs `f` on the engine and takes out what it produced.
+    fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
+        let mut peer = self.peer.lock();
+        let r = f(&mut peer);
+        let mut out = Output { transmits: peer.take_transmits(), ..Output::default() };
+        for e in peer.take_events() {
+            if let Event::Progress { id, params } = &e {
+                if let Some(callback) = peer.waiter(id).and_then(|w| w.progress.clone()) {
+                    out.progress.push((callback, params.clone()));
+                    continue;
+                }
+            }
+            out.events.push(e);
+        }
+        (r, out)
+    }
+
+    /// What was agreed with the server.
+    pub(crate) fn negotiated(&self) -> Negotiated {
+        self.peer.lock().negotiated().clone()
+    }
+
+    /// The server's era.
+    pub(crate) fn era(&self) -> mcpwire_protocol::Era {
+        self.peer.lock().negotiated().era
+    }
+
+    /// The revision spoken.
+    pub(crate) fn version(&self) -> ProtocolVersion {
+        self.peer.lock().negotiated().version
+    }
+
+    /// Switches the modern revision spoken.
+    pub(crate) fn set_version(&self, version: ProtocolVersion) {
+        self.peer.lock().set_version(version);
+    }
+
+    /// Refreshes what is known of a modern server.
+    pub(crate) fn adopt_discovered(&self, discovered: mcpwire_protocol::types::DiscoverResult) {
+        self.peer.lock().adopt_discovered(discovered);
+    }
+
+    /// Sets the log level later modern requests ask for.
+    pub(crate) fn set_log_level(&self, level: mcpwire_protocol::types::LoggingLevel) {
+        self.peer.lock().set_log_level(level);
+    }
+
+    /// Learns the `Mcp-Param-*` headers of listed tools; over a transport that sends them, a
+    /// tool whose annotations are invalid is dropped (it must not be called) with a warning.
+    pub(crate) fn learn_tools<T>(
+        &self,
+        tools: &mut Vec<T>,
+        name: impl Fn(&T) -> &str,
+        schema: impl Fn(&T) -> Option<&serde_json::Map<String, Value>>,
+    ) {
+        let mut learned = self.tool_headers.lock();
+        tools.retain(|tool| {
+            let pairs = schema(tool).map_or(Ok(Vec::new()), mcpwire_transport::param_headers::tool_param_headers);
+            match pairs {
+                Ok(pairs) => {
+                    learned.insert(name(tool).to_owned(), pairs);
+                    true
+                }
+                Err(why) if self.sends_headers => {
+                    tracing::warn!(tool = %name(tool), "tool dropped from tools/list: {why}");
+                    false
+                }
+                Err(_) => true,
+            }
+        });
+    }
+
+    /// The `Mcp-Param-*` headers of a call of a listed tool, from its arguments.
+    pub(crate) fn param_headers(&self, call: &mcpwire_protocol::types::CallToolParams) -> Vec<(Header, String)> {
+        let known = self.tool_headers.lock();
+        let Some(pairs) = known.get(&call.name) else { return Vec::new() };
+        pairs
+            .iter()
+            .filter_map(|(property, header)| {
+                let value = mcpwire_transport::param_headers::argument_value(call.arguments.as_ref(), property)?;
+                Some((Header::Owned(format!("{}{header}", headers::PARAM_PREFIX)), value))
+            })
+            .collect()
+    }
+
+    /// Stops sending: the transport flushes what is queued and closes its side.
+    pub(crate) fn close_outgoing(&self) {
+        self.outgoing.lock().take();
+    }
+
+    fn sender(&self) -> Option<mpsc::Sender<Outbound>> {
+        self.outgoing.lock().clone()
+    }
+
+    /// Sends frames, waiting for room in the transport's queue.
+    async fn send(&self, transmits: SmallVec<[Transmit; 2]>) -> Result<(), ClientError> {
+        if transmits.is_empty() {
+            return Ok(());
+        }
+        let tx = self.sender().ok_or(ClientError::Closed)?;
+        for t in transmits {
+            tx.send(t.out).await.map_err(|_| ClientError::Closed)?;
+        }
+        Ok(())
+    }
+
+    /// Sends frames from a context that cannot wait (a destructor, the connection task).
+    fn send_now(&self, transmits: SmallVec<[Transmit; 2]>) {
+        let Some(tx) = self.sender() else { return };
+        for t in transmits {
+            match tx.try_send(t.out) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(text)) => {
+                    // The queue is full: send it from a task rather than lose it.
+                    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                        let tx = tx.clone();
+                        handle.spawn(async move {
+                            let _ = tokio::time::timeout(Duration::from_secs(10), tx.send(text)).await;
+                        });
+                    }
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            }
+        }
+    }
+
+    /// Acts on what the engine produced, sending its frames from here (the connection task,
+    /// or a destructor: no waiting).
+    fn settle_now(self: &Arc<Self>, out: Output) {
+        self.deliver_progress(&out.progress);
+        self.settle(out.events);
+        self.send_now(out.transmits);
+    }
+
+    fn deliver_progress(&self, progress: &[(ProgressCallback, ProgressParams)]) {
+        for (callback, params) in progress {
+            callback(params.clone());
+        }
+    }
+
+    /// Acts on the engine's events.
+    fn settle(self: &Arc<Self>, events: SmallVec<[PeerEvent; 1]>) {
+        for event in events {
+            match event {
+                Event::Response { id, waiter, outcome } => {
+                    // A listen stream whose request ended is over.
+                    self.listens.lock().remove(&id);
+                    let _ = waiter.tx.send(outcome);
+                }
+                Event::Request { request, handling } => self.serve(*request, handling),
+                Event::Cancelled { handling, .. } => handling.cancel(),
+                Event::Notification(n) => self.notification(n),
+                // Progress with no callback (the call asked for none) is not routed anywhere.
+                Event::Progress { .. } => {}
+                Event::Role(news) => {
+                    let result = match news {
+                        ClientNews::Connected(_) => Ok(()),
+                        ClientNews::ConnectFailed(e) => Err(e),
+                    };
+                    if let Some(tx) = self.connecting.lock().take() {
+                        let _ = tx.send(result);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Routes a notification: a listen stream's to that stream, the rest to the
+    /// application (its callback, then the broadcast channel).
+    fn notification(&self, n: Notified<ServerNotification>) {
+        if matches!(n.body, ServerNotification::ToolsListChanged) {
+            self.outputs.lock().forget();
+        }
+        if let Some(id) = &n.meta.subscription_id {
+            let stream = self.listens.lock().get(id).cloned();
+            if let Some(stream) = stream {
+                if stream.try_send(n.body).is_err() {
+                    tracing::warn!(%id, "listen stream not read: notification dropped");
+                }
+                return;
+            }
+        }
+        if let ServerNotification::Cancelled(c) = &n.body {
+            // (stdio, 2026-07-28) the server ended a listen stream.
+            if let Some(id) = &c.request_id {
+                if self.listens.lock().remove(id).is_some() {
+                    let (waiter, _) = self.run(|peer| peer.forget(id));
+                    if let Some(w) = waiter {
+                        let _ = w.tx.send(Err(Failure::Closed));
+                    }
+                }
+            }
+        }
+        if let Some(callback) = &self.config.on_notification {
+            callback(&n.body);
+        }
+        // No receiver just means nobody is listening.
+        let _ = self.notifications.send(n.body);
+    }
+
+    /// Answers a request of the server's in its own task.
+    fn serve(
+        self: &Arc<Self>,
+        request: mcpwire_protocol::message::Request<ServerRequest>,
+        handling: CancellationToken,
+    ) {
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let Ok(body) = request.body else { return };
+            let method = body.method();
+            let answer = AssertUnwindSafe(answer_input(&shared.config, &body)).catch_unwind();
+            let outcome = tokio::select! {
+                _ = handling.cancelled() => return,
+                outcome = answer => outcome.unwrap_or_else(|_| {
+                    tracing::error!(%method, "a client handler panicked");
+                    Err(ErrorObject::internal(format!("the client's {method} handler failed")))
+                }),
+            };
+            let (_, out) = shared.run(|peer| peer.respond(&request.id, outcome));
+            shared.deliver_progress(&out.progress);
+            shared.settle(out.events);
+            let timeout = shared.config.request_timeout;
+            let _ = tokio::time::timeout(timeout, shared.send(out.transmits)).await;
+        });
+    }
+
+    /// Starts the handshake and waits for its end.
+    pub(crate) async fn connect(self: &Arc<Self>) -> Result<(), ClientError> {
+        let (tx, rx) = oneshot::channel();
+        *self.connecting.lock() = Some(tx);
+        let (_, out) = self.run(|peer| peer.connect(now()));
+        self.settle(out.events);
+        self.send(out.transmits).await?;
+        self.wake.notify_one();
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(connect_error(e)),
+            Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    /// Sends one request and waits for its outcome (the engine fails it at its deadline, and
+    /// the server is told). Dropping the returned future cancels the request.
+    pub(crate) async fn round_trip(
+        self: &Arc<Self>,
+        request: Outgoing<'_>,
+        options: RequestOptions,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, ClientError> {
+        let method = request.method();
+        let timeout = options.timeout;
+        let (tx, rx) = oneshot::channel();
+        let waiter = Waiter { tx, progress };
+        let (sent, out) = self.run(|peer| match request {
+            Outgoing::Typed(request) => peer.send_request(request, options, waiter, now()),
+            Outgoing::Custom(method, params) => peer.send_custom(method, params, options, waiter, now()),
+        });
+        let id = match sent {
+            Ok(id) => id,
+            Err(NotSent::Closed) => return Err(ClientError::Closed),
+            Err(NotSent::InvalidParams(detail)) => return Err(ClientError::InvalidArguments(detail)),
+            Err(NotSent::Unsupported { method, version }) => {
+                return Err(ClientError::Unsupported { method: method.as_str().to_owned(), version })
+            }
+        };
+        let mut guard = InFlight { shared: self, id: Some(id) };
+        self.settle(out.events);
+        self.send(out.transmits).await?;
+        self.wake.notify_one();
+        let outcome = rx.await;
+        guard.id = None;
+        let timeout_error = || ClientError::Timeout { method: method.clone(), timeout: timeout.unwrap_or_default() };
+        match outcome {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(Failure::Error(error))) => Err(ClientError::Protocol { method, error }),
+            Ok(Err(Failure::Malformed(detail))) => Err(ClientError::decode(&method, detail)),
+            Ok(Err(Failure::TimedOut)) => Err(timeout_error()),
+            Ok(Err(Failure::Closed)) | Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    /// Sends a request whose answer ends a stream (a listen stream): its id, and the channel
+    /// its outcome comes on. `before_sending` runs with the id before the frame goes out.
+    pub(crate) async fn open_request(
+        self: &Arc<Self>,
+        request: &ClientRequest,
+        before_sending: impl FnOnce(&RequestId),
+    ) -> Result<(RequestId, oneshot::Receiver<Result<Value, Failure>>), ClientError> {
+        let (tx, rx) = oneshot::channel();
+        let waiter = Waiter { tx, progress: None };
+        let (sent, out) = self.run(|peer| peer.send_request(request, RequestOptions::default(), waiter, now()));
+        let id = sent.map_err(|_| ClientError::Closed)?;
+        before_sending(&id);
+        self.settle(out.events);
+        if let Err(e) = self.send(out.transmits).await {
+            self.run(|peer| peer.forget(&id));
+            return Err(e);
+        }
+        Ok((id, rx))
+    }
+
+    /// Forgets a request of ours (a listen stream dropped, a call abandoned) and tells the
+    /// server.
+    pub(crate) fn cancel_request(self: &Shared, id: &RequestId, reason: &str) {
+        self.listens.lock().remove(id);
+        let (_, out) = self.run(|peer| peer.cancel(id, reason));
+        self.deliver_progress(&out.progress);
+        self.send_now(out.transmits);
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(self: &Arc<Self>, notification: &ClientNotification) -> Result<(), ClientError> {
+        let (_, out) = self.run(|peer| peer.notify(notification));
+        self.send(out.transmits).await
+    }
+
+    fn handle_inbound(self: &Arc<Self>, inbound: Inbound) {
+        let text = match inbound {
+            Ok(frame) => frame.text,
+            Err(e) => return tracing::warn!("unreadable message from the server: {e}"),
+        };
+        let out = match codec::read_from_server(&text) {
+            Ok(frame) => self.run(|peer| peer.handle(frame, now())).1,
+            Err(DecodeError::Invalid(invalid)) => {
+                tracing::warn!("invalid message from the server: {}", invalid.error);
+                let is_request = serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("method").is_some());
+                self.run(|peer| peer.handle_invalid(invalid, is_request, now())).1
+            }
+            Err(e @ DecodeError::Parse(_)) => {
+                return tracing::warn!("unreadable message from the server: {}", e.error())
+            }
+        };
+        self.settle_now(out);
+    }
+}
+
+/// A request to send: typed, or of a method the protocol does not define.
+pub(crate) enum Outgoing<'a> {
+    /// A request of the protocol.
+    Typed(&'a ClientRequest),
+    /// Any other method, params as given.
+    Custom(&'a str, Option<Value>),
+}
+
+impl Outgoing<'_> {
+    fn method(&self) -> String {
+        match self {
+            Self::Typed(r) => r.method().as_str().to_owned(),
+            Self::Custom(m, _) => (*m).to_owned(),
+        }
+    }
+}
+
+/// The client error of a failed handshake.
+fn connect_error(e: ConnectError) -> ClientError {
+    match e {
+        ConnectError::Closed => ClientError::Closed,
+        ConnectError::TimedOut { method, timeout } => {
+            ClientError::Timeout { method: method.as_str().to_owned(), timeout }
+        }
+        ConnectError::Refused { method, error } => ClientError::Protocol { method: method.as_str().to_owned(), error },
+        ConnectError::Malformed { method, detail } => ClientError::decode(method.as_str(), detail),
+        ConnectError::Negotiation(detail) => ClientError::Negotiation(detail),
+    }
+}
+
+/// Answers one server request or `input_required` question with the registered handlers.
+pub(crate) async fn answer_input(config: &Config, request: &ServerRequest) -> Result<ClientResult, ErrorObject> {
+    let not_found = || ErrorObject::method_not_found(request.method().as_str());
+    match request {
+        ServerRequest::Ping => Ok(ClientResult::Empty(Default::default())),
+        ServerRequest::CreateMessage(params) => match &config.sampling {
+            Some(handler) => handler(params.clone()).await.map(|r| ClientResult::CreateMessage(Box::new(r))),
+            None => Err(not_found()),
+        },
+        ServerRequest::Elicit(params) => match &config.elicitation {
+            Some(handler) => handler(params.clone()).await.map(ClientResult::Elicit),
+            None => Err(not_found()),
+        },
+        ServerRequest::ListRoots => match &config.roots {
+            Some(handler) => handler().await.map(ClientResult::ListRoots),
+            None => Err(not_found()),
+        },
+    }
+}
+
+/// Reads from the server until the connection closes or the session shuts it down, waking
+/// the engine at its deadlines.
+pub(crate) async fn drive(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Inbound>) {
+    loop {
+        let deadline = shared.peer.lock().poll_timeout();
+        tokio::select! {
+            biased;
+            _ = shared.shutdown.cancelled() => break,
+            inbound = incoming.recv() => match inbound {
+                Some(inbound) => shared.handle_inbound(inbound),
+                None => {
+                    tracing::debug!("the server closed the connection");
+                    break;
+                }
+            },
+            _ = sleep_until(deadline), if deadline.is_some() => {
+                let (_, out) = shared.run(|peer| peer.handle_timeout(now()));
+                shared.settle_now(out);
+            }
+            _ = shared.wake.notified() => {}
+        }
+    }
+    shared.ended.cancel();
+    let (_, out) = shared.run(|peer| peer.close());
+    shared.listens.lock().clear();
+    shared.settle_now(out);
+}
+
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,85 @@
+//! The MCP server runtime: register tools, resources and prompts (at start-up or at any
+//! time after), then serve them on any transport, to clients of every protocol revision.
+//! Long-running tools can run as tasks ([`ServerBuilder::tasks`], a [`TaskStore`]): the
+//! 2025-11-25 `tasks/*` methods and the 2026-07-28 `io.modelcontextprotocol/tasks` extension.
+//!
+//! ```no_run
+//! use mcpwire_server::{Server, HandlerResult};
+//! use mcpwire_protocol::types::{CallToolResult, Tool};
+//! use serde_json::json;
+//!
+//! # async fn run() {
+//! let server = Server::builder("demo", "1.0").build();
+//! server.add_tool(
+//!     Tool::new("echo", "Echoes its text", json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})),
+//!     |args, _ctx| async move {
+//!         let text = args.get("text").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+//!         HandlerResult::Ok(CallToolResult::text(text))
+//!     },
+//! );
+//! server.serve(mcpwire_transport::stdio::stdio()).await;
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+#[doc(hidden)]
+pub use authoring::glue as __private;
+
+// Layers, each file importing only the ones above it:
+//   shared, error, scopes, link (the engine behind its lock, and the sinks) ->
+//   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
+//   handles (it adds `ToolDef::creates`) -> server/{validation, config, mod},
+//   middleware/{request, response} (the server holds its middleware stack, whose requests
+//   carry the server) ->
+//   admission, answer, panic, tasks/{run, methods}, dispatch -> middleware/stack -> connection -> session
+mod admission;
+mod answer;
+pub mod authoring;
+mod connection;
+mod context;
+mod dispatch;
+mod error;
+pub mod handles;
+mod link;
+pub mod middleware;
+mod panic;
+mod refusal;
+pub mod roots;
+mod scopes;
+mod server;
+mod session;
+pub mod shared;
+mod state;
+mod tasks;
+
+pub use authoring::{
+    FromContext, IntoPromptDef, IntoResourceDef, IntoToolDef, IntoToolSet, Json, PromptDef, ResourceDef, State,
+    ToolDef, ToolError, ToolSet,
+};
+pub use context::{Context, InputRequest};
+pub use error::{AskError, HandlerError, HandlerResult};
+pub use handles::{HandleError, HandleStore, Handles, MemoryHandleStore};
+pub use mcpwire_protocol::engine::Change;
+pub use mcpwire_protocol::Principal;
+pub use middleware::{McpRequest, McpResponse};
+pub use roots::{Roots, RootsError};
+pub use scopes::Scopes;
+pub use server::{Server, ServerBuilder, ServerConfig, WeakServer};
+pub use session::ServerSession;
+pub use tasks::{
+    now_ms, InMemoryTaskStore, TaskChange, TaskClock, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings,
+    TaskStore, TaskStoreError, TASKS_TOPIC, TASK_RUNNER_STOPPED,
+};
+
+impl Server {
+    /// Serves this server on one connection until the client closes it; in-flight requests
+    /// get [`ServerConfig::shutdown_grace`] to finish, and everything sent is flushed.
+    pub async fn serve(&self, connection: mcpwire_transport::Connection) {
+        connection::serve(self.clone(), connection).await
+    }
+
+    /// Serves this server on the process's stdin and stdout until the client closes them.
+    pub async fn serve_stdio(&self) {
+        self.serve(mcpwire_transport::stdio::stdio()).await
+    }
+}

@@ -1,0 +1,199 @@
+//! What every part of an HTTP connection shares: the HTTP client, the URL, the session, the
+//! requests in flight, and how a POST is made.
+
+use std::collections::HashMap;
+
+use mcpwire_protocol::frame::{headers, Frame as OutFrame, FrameKind};
+use mcpwire_protocol::method::{Method, MethodName};
+use mcpwire_protocol::{ErrorObject, RequestId};
+use parking_lot::Mutex;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::options::{AuthChallenge, AuthRequest, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
+use crate::{Frame, Inbound};
+
+/// What a connection knows of its session.
+#[derive(Default)]
+pub(super) struct State {
+    /// The legacy session's id, from the answer to `initialize`.
+    pub(super) session: Option<String>,
+    /// The legacy revision spoken: the latest `MCP-Protocol-Version` a legacy frame carried.
+    pub(super) version: Option<String>,
+    /// Where to POST in HTTP+SSE mode.
+    pub(super) post_url: Option<reqwest::Url>,
+    /// The `initialize` frame, to start a new session when the server forgets ours.
+    pub(super) initialize: Option<OutFrame>,
+    /// In-flight requests (2026-07-28: cancelling one closes its stream).
+    pub(super) in_flight: HashMap<RequestId, AbortHandle>,
+    pub(super) get_stream_open: bool,
+}
+
+pub(super) struct Shared {
+    pub(super) http: reqwest::Client,
+    pub(super) url: reqwest::Url,
+    pub(super) options: HttpOptions,
+    pub(super) base_headers: HeaderMap,
+    pub(super) state: Mutex<State>,
+    pub(super) incoming: mpsc::Sender<Inbound>,
+    pub(super) closed: CancellationToken,
+}
+
+/// Whether a frame is a 2026-07-28 one (it names its method in a header).
+pub(super) fn is_modern(frame: &OutFrame) -> bool {
+    frame.header(headers::METHOD).is_some()
+}
+
+/// An outgoing frame, and what the transport reads off its kind.
+pub(super) struct Outgoing {
+    pub(super) frame: OutFrame,
+    /// The request's id, when the frame is a request.
+    pub(super) id: Option<RequestId>,
+    pub(super) method: Option<MethodName>,
+    pub(super) modern: bool,
+}
+
+impl Outgoing {
+    pub(super) fn of(frame: OutFrame) -> Self {
+        let (id, method) = match &frame.kind {
+            FrameKind::Request { id, method } => (Some(id.clone()), Some(method.clone())),
+            FrameKind::Notification { method } => (None, Some(method.clone())),
+            FrameKind::Cancel { .. } => (None, Some(Method::Cancelled.into())),
+            FrameKind::Response { .. } | FrameKind::Batch => (None, None),
+        };
+        let modern = is_modern(&frame);
+        Self { frame, id, method, modern }
+    }
+
+    /// Whether this is a request of the method `m`.
+    pub(super) fn is(&self, m: Method) -> bool {
+        self.method.as_ref().and_then(MethodName::known) == Some(m)
+    }
+}
+
+impl Shared {
+    pub(super) fn state(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
+    }
+
+    /// The next chunk of an event stream's body: `None` once it ends, fails, or the
+    /// connection closes.
+    pub(super) async fn next_chunk<S, B>(&self, body: &mut S) -> Option<B>
+    where
+        S: futures::Stream<Item = reqwest::Result<B>> + Unpin,
+    {
+        use futures::StreamExt;
+        tokio::select! {
+            chunk = body.next() => chunk?.ok(),
+            _ = self.closed.cancelled() => None,
+        }
+    }
+
+    pub(super) async fn deliver(&self, frame: String) {
+        let _ = self.incoming.send(Ok(Frame::new(frame))).await;
+    }
+
+    /// Answers a request with an error, so the caller does not wait for a reply that cannot come.
+    pub(super) async fn fail(&self, id: Option<&RequestId>, message: String) {
+        if let Some(id) = id {
+            let error = ErrorObject::new(TRANSPORT_ERROR, message).with_data(serde_json::json!({"transport": "http"}));
+            let frame = mcpwire_protocol::jsonrpc::encode_error(Some(id), &error);
+            self.deliver(frame).await;
+        } else {
+            tracing::warn!("{message}");
+        }
+    }
+
+    /// Puts the provider's headers (if any) into `h`; returns the `Authorization` put.
+    pub(super) async fn authorize(&self, h: &mut HeaderMap, method: &str, url: &reqwest::Url) -> Option<String> {
+        let provider = self.options.auth.as_ref()?;
+        for (name, value) in provider.headers(AuthRequest { method, url: url.as_str() }).await {
+            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                (Ok(n), Ok(v)) => {
+                    h.insert(n, v);
+                }
+                _ => tracing::warn!(header = %name, "the auth provider gave an invalid header"),
+            }
+        }
+        h.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    /// POSTs `body` to `url` with `h` (plus `Authorization`), and while the answer is a
+    /// 401/403 that the auth provider can handle, sends it again. An error is the reason
+    /// to give for the request's failure.
+    pub(super) async fn post_authorized(
+        &self,
+        url: reqwest::Url,
+        h: HeaderMap,
+        mut body: String,
+    ) -> Result<reqwest::Response, String> {
+        let mut attempt = 0;
+        loop {
+            let mut headers = h.clone();
+            let authorization = self.authorize(&mut headers, "POST", &url).await;
+            // Kept for a retry only when there is a provider to ask for one.
+            let payload = if self.options.auth.is_some() { body.clone() } else { std::mem::take(&mut body) };
+            let response = self
+                .http
+                .post(url.clone())
+                .headers(headers)
+                .body(payload)
+                .send()
+                .await
+                .map_err(|e| format!("HTTP request to {url} failed: {e}"))?;
+            let status = response.status().as_u16();
+            let Some(provider) = self.options.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
+                return Ok(response);
+            };
+            if attempt >= MAX_AUTH_CHALLENGES {
+                return Err(format!("HTTP {status}: still refused after {attempt} authorization attempts"));
+            }
+            let www_authenticate = response
+                .headers()
+                .get_all(WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                .collect();
+            let headers = response
+                .headers()
+                .iter()
+                .filter_map(|(n, v)| v.to_str().ok().map(|v| (n.as_str().to_owned(), v.to_owned())))
+                .collect();
+            drop(response);
+            let challenge = AuthChallenge { status, www_authenticate, headers, authorization, attempt };
+            provider.on_challenge(&challenge).await.map_err(|e| format!("HTTP {status}: authorization failed: {e}"))?;
+            attempt += 1;
+        }
+    }
+
+    /// The headers of a POST carrying `frame`: the connection's, the frame's own (its
+    /// revision and, for a 2026-07-28 request, its method, name and declared parameters), and
+    /// in a legacy session the session id and the revision spoken.
+    pub(super) fn header_map(&self, frame: &OutFrame) -> HeaderMap {
+        let mut h = self.base_headers.clone();
+        h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut put = |name: &str, value: &str| {
+            if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+                h.insert(n, v);
+            }
+        };
+        for (name, value) in &frame.headers {
+            put(name, value);
+        }
+        if !is_modern(frame) {
+            let st = self.state();
+            if let Some(s) = &st.session {
+                put(headers::SESSION_ID, s);
+            }
+            if frame.header(headers::PROTOCOL_VERSION).is_none() {
+                if let Some(v) = &st.version {
+                    put(headers::PROTOCOL_VERSION, v);
+                }
+            }
+        }
+        h
+    }
+}
