@@ -15,14 +15,16 @@ for d, _, fs in os.walk(root):
                 parts = parts[:-1]
             files[tuple(parts)] = p
 def strip_tests(src):
-    return re.split(r'#\[cfg\(test\)\]\s*(?:pub\(crate\)\s+)?mod tests', src)[0]
+    """The file without its test module and its comment lines (a doc link is not an import)."""
+    src = re.split(r'#\[cfg\(test\)\]\s*(?:pub\(crate\)\s+)?mod tests', src)[0]
+    return re.sub(r'(?m)^\s*//.*$', '', src)
 src_of = {m: strip_tests(open(p).read()) for m, p in files.items()}
 # re-exports: module -> {name: path segments (absolute)}
 reexp = {m: {} for m in files}
 USE = re.compile(r'(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);', re.S)
 def expand(tree, prefix):
     """Expands a use tree into full paths (lists of segments); returns (path, alias)."""
-    tree = tree.strip()
+    tree = re.sub(r'//[^\n]*', '', tree).strip()
     m = re.match(r'^(.*?)::\{(.*)\}$', tree, re.S)
     if m:
         head = [s for s in m.group(1).split('::') if s]
@@ -42,7 +44,7 @@ def expand(tree, prefix):
         return out
     alias = None
     if ' as ' in tree:
-        tree, alias = [x.strip() for x in tree.split(' as ')]
+        tree, alias = [x.strip() for x in tree.rsplit(' as ', 1)]
     segs = [s for s in tree.split('::') if s]
     if segs == ['self']:
         return [(prefix, alias or (prefix[-1] if prefix else None))]

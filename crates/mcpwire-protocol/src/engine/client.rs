@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::peer::{Core, Event, Events, Failure, Fifo, Now, SendOptions, Transmit, Transmits, Written};
-use super::role::Client;
+use super::role::{Client, Role};
 use crate::codec;
 use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::frame::{headers, Frame, Header};
@@ -120,6 +120,13 @@ pub enum ClientNews {
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct ClientServing;
+
+impl Role for Client {
+    type Served = Box<Request<ServerRequest>>;
+    type Notified = Notified<ServerNotification>;
+    type News = ClientNews;
+    type Serving = ClientServing;
+}
 
 /// A step of the handshake waiting for its answer.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,7 @@
 //! The two roles an engine plays: types, as hyper's `Client` and `Server` are.
-
-use super::client::{ClientNews, ClientServing};
-use super::server::{ServedRequest, ServerNews, ServerServing};
-use crate::message::{ClientNotification, Notified, Request, ServerNotification, ServerRequest};
+//!
+//! Each role's associated types are given beside its engine (`server/mod.rs`, `client.rs`),
+//! so that this file, which both engines and their common core use, uses neither of them.
 
 mod sealed {
     pub trait Sealed {}
@@ -30,17 +29,3 @@ pub struct Server;
 /// The client role (see [`super::ClientPeer`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Client;
-
-impl Role for Server {
-    type Served = Box<ServedRequest>;
-    type Notified = Notified<ClientNotification>;
-    type News = ServerNews;
-    type Serving = ServerServing;
-}
-
-impl Role for Client {
-    type Served = Box<Request<ServerRequest>>;
-    type Notified = Notified<ServerNotification>;
-    type News = ClientNews;
-    type Serving = ClientServing;
-}

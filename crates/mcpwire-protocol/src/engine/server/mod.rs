@@ -26,11 +26,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::peer::{Core, Event, Events, Failure, Fifo, Now, Transmit, Transmits};
-use super::role::Server;
+use super::role::{Role, Server};
 use super::rounds::InputRound;
 use crate::error::ErrorObject;
 use crate::jsonrpc::RequestId;
-use crate::message::{ClientRequest, Decoded, FromClient, Received, RequestMeta, ServerRequest, ServerResult};
+use crate::message::{
+    ClientNotification, ClientRequest, Decoded, FromClient, Notified, Received, RequestMeta, ServerRequest,
+    ServerResult,
+};
 use crate::revision::ProtocolVersion;
 use crate::types::{
     ClientCapabilities, Implementation, LoggingLevel, ProgressToken, SubscriptionFilter, TASKS_EXTENSION,
@@ -132,6 +135,13 @@ pub struct ServerServing {
     batch: Option<u64>,
     /// A listen stream's honoured filter (2026-07-28), boxed: most requests are no stream.
     listen: Option<Box<SubscriptionFilter>>,
+}
+
+impl Role for Server {
+    type Served = Box<ServedRequest>;
+    type Notified = Notified<ClientNotification>;
+    type News = ServerNews;
+    type Serving = ServerServing;
 }
 
 /// The answers of a batch, gathered until each of its requests is answered.
