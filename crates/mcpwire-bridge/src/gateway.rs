@@ -85,6 +85,9 @@ pub struct Gateway {
     server: Server,
     upstreams: Arc<RwLock<Vec<Arc<Upstream>>>>,
     tasks: Mutex<Vec<AbortOnDropHandle<()>>>,
+    /// The server processes started for mounted servers ([`Gateway::from_config`]), ended
+    /// by [`Gateway::close`].
+    pub(crate) children: Arc<Mutex<Vec<mcpwire_transport::child::ChildProcess>>>,
 }
 
 impl Gateway {
@@ -110,7 +113,7 @@ impl Gateway {
                 session.complete(params).await.map_err(to_handler)
             }
         });
-        Gateway { server, upstreams, tasks: Mutex::default() }
+        Gateway { server, upstreams, tasks: Mutex::default(), children: Arc::default() }
     }
 
     /// The gateway's server, to serve on any transport.
@@ -169,13 +172,20 @@ impl Gateway {
         .await
     }
 
-    /// Ends every mounted server's session (a process started for one exits).
+    /// Ends every mounted server's session (a process started for one exits), then the
+    /// server processes [`Gateway::from_config`] started (each given two seconds after its
+    /// stdin is closed).
     pub async fn close(&self) {
         self.tasks.lock().clear();
         let sessions: Vec<ClientSession> = self.upstreams.read().iter().map(|u| u.session()).collect();
         for session in sessions {
             let _ = session.close().await;
         }
+        let children = std::mem::take(&mut *self.children.lock());
+        futures::future::join_all(children.into_iter().map(|c| async move {
+            let _ = c.close(Duration::from_secs(2)).await;
+        }))
+        .await;
     }
 }
 

@@ -15,10 +15,13 @@
 //! stays open across the client's retries (see the `relay` module).
 //!
 //! A [`Gateway`] is the same for several servers at once, local or remote, each under a
-//! prefix ([`Namespace`]); a dropped upstream connection is opened again.
+//! prefix ([`Namespace`]); a dropped upstream connection is opened again. A gateway can be
+//! built from an `mcpServers` config file, every server of it mounted under its name
+//! ([`Gateway::from_config`]).
 #![deny(missing_docs)]
 #![allow(clippy::result_large_err)]
 
+mod config;
 mod gateway;
 mod relay;
 mod router;
@@ -27,6 +30,7 @@ mod upstream;
 use mcpwire_client::{Client, ClientBuilder, ClientError, ClientSession, ErrorObject};
 use mcpwire_server::{HandlerError, InputRequest, Server, ServerBuilder, ServerConfig};
 
+pub use config::{ConfigError, GatewayConfig, Mounted, Open, UpstreamOptions};
 pub use gateway::{Connect, Connecting, Gateway, MountError};
 pub use mcpwire_protocol::namespace::{BadPrefix, Namespace, NAME_SEPARATOR};
 pub use relay::PARK_TTL;

@@ -1,8 +1,14 @@
 //! `mcp`: the Model Context Protocol command-line tool.
+#![deny(missing_docs)]
 
-use mcpwire_cli::cli::ClientCommand;
-use mcpwire_cli::reference;
-use mcpwire_cli::telemetry::{Telemetry, TelemetryOptions};
+mod cli;
+mod limits;
+mod proxy;
+mod telemetry;
+
+use crate::cli::ClientCommand;
+use crate::telemetry::{Telemetry, TelemetryOptions};
+use mcpwire_reference as reference;
 
 use std::process::ExitCode;
 
@@ -56,9 +62,9 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
         #[command(flatten)]
-        http_options: mcpwire_cli::proxy::HttpOptions,
+        http_options: crate::proxy::HttpOptions,
         #[command(flatten)]
-        limits: mcpwire_cli::limits::LimitOptions,
+        limits: crate::limits::LimitOptions,
         #[command(flatten)]
         telemetry: TelemetryOptions,
         /// Speak only the stateless 2026-07-28 revision: `initialize` is refused (with the
@@ -82,18 +88,18 @@ enum Command {
         #[arg(long)]
         stdio: bool,
         #[command(flatten)]
-        http_options: mcpwire_cli::proxy::HttpOptions,
+        http_options: crate::proxy::HttpOptions,
         /// How to reach the upstream server.
         #[command(flatten)]
-        connect: mcpwire_cli::cli::args::ConnectOptions,
+        connect: crate::cli::args::ConnectOptions,
         #[command(flatten)]
-        limits: mcpwire_cli::limits::LimitOptions,
+        limits: crate::limits::LimitOptions,
         #[command(flatten)]
         telemetry: TelemetryOptions,
     },
     /// Log in to a protected http(s) server, log out, or list the tokens kept.
     #[command(subcommand)]
-    Auth(mcpwire_cli::cli::auth::AuthCommand),
+    Auth(crate::cli::auth::AuthCommand),
     #[command(flatten)]
     Client(ClientCommand),
 }
@@ -120,8 +126,8 @@ fn start_telemetry(options: &TelemetryOptions, command: &str, service_name: &str
 fn main() -> ExitCode {
     match Cli::parse().command {
         // The client commands set up their own diagnostics (the -v trace).
-        Command::Client(client) => mcpwire_cli::cli::run(client),
-        Command::Auth(auth) => mcpwire_cli::cli::auth::run(auth),
+        Command::Client(client) => crate::cli::run(client),
+        Command::Auth(auth) => crate::cli::auth::run(auth),
         Command::Serve { http, http_options, limits, modern_only, telemetry } => {
             if let Err(e) = http_options.auth.check() {
                 eprintln!("mcp serve: {e}");
@@ -134,7 +140,7 @@ fn main() -> ExitCode {
             init_tracing(&telemetry);
             // With --store, tasks are kept in the shared store, and the sealing keys come from
             // it, rotated (or from --state-key-file), so that every instance serves every request.
-            let server = |shared: Option<&mcpwire_cli::proxy::Shared>| {
+            let server = |shared: Option<&crate::proxy::Shared>| {
                 let mut builder = telemetry.apply(limits.apply(reference::builder()));
                 if let Some(shared) = shared {
                     builder = shared.apply(builder);
@@ -146,7 +152,7 @@ fn main() -> ExitCode {
                     rt.block_on(async {
                         // The shared store is reached, and the keys had, before anything is
                         // served: unreachable (exit 3) or a bad key file (exit 2), nothing starts.
-                        let shared = match mcpwire_cli::proxy::Shared::prepare(&http_options).await {
+                        let shared = match crate::proxy::Shared::prepare(&http_options).await {
                             Ok(shared) => shared,
                             Err((line, code)) => {
                                 eprintln!("mcp: {line}");
@@ -155,7 +161,7 @@ fn main() -> ExitCode {
                         };
                         let server = server(Some(&shared));
                         // The keys are kept (and rotated) while the server serves.
-                        let mcpwire_cli::proxy::Shared { store, keys: _keys } = shared;
+                        let crate::proxy::Shared { store, keys: _keys } = shared;
                         serve_http(&addr, &http_options, server, store).await
                     })
                 }),
@@ -176,21 +182,21 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             let listen = match http {
-                Some(addr) => mcpwire_cli::proxy::Listen::Http { addr, options: Box::new(http_options) },
-                None => mcpwire_cli::proxy::Listen::Stdio,
+                Some(addr) => crate::proxy::Listen::Http { addr, options: Box::new(http_options) },
+                None => crate::proxy::Listen::Stdio,
             };
             // Its own diagnostics: the -v trace of the upstream traffic.
-            let ui = mcpwire_cli::proxy::init_diagnostics(&connect, &telemetry);
+            let ui = crate::proxy::init_diagnostics(&connect, &telemetry);
             let code = with_runtime(true, |rt| {
                 rt.block_on(async {
                     // Listened for from the start: a signal never finds the default action.
-                    let stop = mcpwire_cli::cli::interrupted();
+                    let stop = crate::cli::interrupted();
                     match (&target, &connect.config) {
                         (Some(target), _) => {
-                            mcpwire_cli::proxy::run(target, &connect, &limits, &telemetry, ui, listen, stop).await
+                            crate::proxy::run(target, &connect, &limits, &telemetry, ui, listen, stop).await
                         }
                         (None, Some(file)) => {
-                            mcpwire_cli::proxy::run_gateway(file, &connect, &limits, &telemetry, ui, listen, stop).await
+                            crate::proxy::run_gateway(file, &connect, &limits, &telemetry, ui, listen, stop).await
                         }
                         (None, None) => {
                             eprintln!("mcp proxy: give a TARGET, or --config FILE to serve every server it names");
@@ -229,13 +235,13 @@ async fn serve_stdio(server: mcpwire_server::Server) -> ExitCode {
     let serving = server.serve(mcpwire_transport::stdio::stdio());
     tokio::select! {
         _ = serving => ExitCode::SUCCESS,
-        _ = mcpwire_cli::cli::interrupted() => ExitCode::SUCCESS,
+        _ = crate::cli::interrupted() => ExitCode::SUCCESS,
     }
 }
 
 async fn serve_http(
     addr: &str,
-    options: &mcpwire_cli::proxy::HttpOptions,
+    options: &crate::proxy::HttpOptions,
     server: mcpwire_server::Server,
     store: Option<mcpwire_store_redis::RedisStore>,
 ) -> ExitCode {
@@ -247,15 +253,15 @@ async fn serve_http(
             return ExitCode::FAILURE;
         }
     };
-    let config = match mcpwire_cli::proxy::http_config_with_auth(options) {
+    let config = match crate::proxy::http_config_with_auth(options) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("mcp: {e}");
             return ExitCode::from(2);
         }
     };
-    mcpwire_cli::proxy::prepare_auth(&config);
-    let http = match mcpwire_cli::proxy::endpoint_with(server, config, options, store).await {
+    crate::proxy::prepare_auth(&config);
+    let http = match crate::proxy::endpoint_with(server, config, options, store).await {
         Ok(http) => http,
         Err(e) => {
             eprintln!("mcp: {e}");
@@ -264,7 +270,7 @@ async fn serve_http(
     };
     // On SIGTERM/SIGINT: a graceful shutdown (see `HttpOptions`), then exit 0. Listened for
     // before saying it serves.
-    let stop = mcpwire_cli::cli::interrupted();
+    let stop = crate::cli::interrupted();
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     eprintln!("mcp: serving on http://{local}/mcp (Streamable HTTP) and http://{local}/sse (HTTP+SSE)");
     match http.serve_until(listener, stop).await {

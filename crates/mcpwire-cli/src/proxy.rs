@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcpwire_bridge::{client_builder, Bridge, CallRouter};
+use mcpwire_bridge::{Bridge, CallRouter};
 
 use crate::cli::args::ConnectOptions;
 use crate::cli::error::chain;
@@ -229,8 +229,9 @@ pub fn http_config(options: &HttpOptions) -> mcpwire_http::HttpConfig {
 }
 
 /// `mcp proxy --config FILE`: every server of the file behind one endpoint, each mounted
-/// under its name as prefix (see [`mcpwire_bridge::Gateway`]). Every server must connect at
-/// start (exit 3 naming those that did not); one that drops later is connected again.
+/// under its name as prefix ([`mcpwire_bridge::Gateway::from_config`]). Every server must
+/// connect at start (exit 3 naming those that did not); one that drops later is connected
+/// again.
 pub async fn run_gateway(
     config_path: &std::path::Path,
     options: &ConnectOptions,
@@ -240,51 +241,40 @@ pub async fn run_gateway(
     listen: Listen,
     terminated: impl std::future::Future<Output = ()>,
 ) -> ExitCode {
-    let file = match crate::cli::config::load(config_path) {
-        Ok(f) => f,
+    let resolve = match target::resolve_options(options) {
+        Ok(resolve) => resolve,
         Err(e) => {
-            eprintln!("mcp proxy: {}: {e}", config_path.display());
+            eprintln!("mcp proxy: {e}");
             return ExitCode::from(2);
         }
     };
-    if file.servers.is_empty() {
-        eprintln!("mcp proxy: {} names no server", config_path.display());
-        return ExitCode::from(2);
-    }
-    let mut targets = Vec::new();
-    for name in file.servers.keys() {
-        if let Err(e) = mcpwire_bridge::Namespace::prefixed(name.as_str()) {
-            eprintln!("mcp proxy: server `{name}`: {e}");
+    let config = match mcpwire_bridge::GatewayConfig::load(config_path, &resolve) {
+        Ok(config) => config,
+        Err(e) => {
+            let e = match e {
+                mcpwire_bridge::ConfigError::Target(e) => target::error(e).to_string(),
+                other => other.to_string(),
+            };
+            eprintln!("mcp proxy: {e}");
             return ExitCode::from(2);
         }
-        match target::resolve(name, options) {
-            Ok(t) => targets.push((name.clone(), t)),
-            Err(e) => {
-                eprintln!("mcp proxy: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
+    };
     // The store is reached, and the keys had, before any server is started or built: the
     // gateway's server keeps its tasks there and seals with the shared keys.
     let shared = match prepare_shared(&listen).await {
         Ok(shared) => shared,
         Err(code) => return code,
     };
-    let gateway = mcpwire_bridge::Gateway::new("mcp-proxy", env!("CARGO_PKG_VERSION"), |b| {
-        shared.apply(telemetry.apply(limits.apply(b)))
-    });
-    let children: Arc<parking_lot::Mutex<Vec<mcpwire_transport::child::ChildProcess>>> = Arc::default();
-    let mounts = targets.iter().map(|(name, target)| {
-        let connect = connector(target.clone(), options, ui.clone(), children.clone());
-        let gateway = &gateway;
-        async move { (name, target.label(), gateway.mount(name, connect).await) }
-    });
+    let upstream = upstream_options(options, ui);
+    let (gateway, mounted) =
+        mcpwire_bridge::Gateway::from_config(&config, &upstream, |b| shared.apply(telemetry.apply(limits.apply(b))))
+            .await;
     let mut failed = false;
-    for (name, label, outcome) in futures::future::join_all(mounts).await {
+    for mcpwire_bridge::Mounted { name, target, outcome } in mounted {
+        let label = target.label();
         match outcome {
             Ok(()) => {
-                let session = gateway.session(name);
+                let session = gateway.session(&name);
                 let speaks =
                     session.map(|s| format!("{} ({:?} era)", s.protocol_version(), s.era())).unwrap_or_default();
                 eprintln!("mcp proxy: upstream {label} speaks {speaks}, mounted under {name}_");
@@ -300,52 +290,27 @@ pub async fn run_gateway(
     } else {
         serve(gateway.server().clone(), listen, shared, terminated, std::future::pending()).await
     };
+    // The servers' sessions end, then the processes started for them.
     gateway.close().await;
-    let children = std::mem::take(&mut *children.lock());
-    futures::future::join_all(children.into_iter().map(|c| async move {
-        let _ = c.close(std::time::Duration::from_secs(2)).await;
-    }))
-    .await;
     code
 }
 
-/// Opens `target` for the gateway (each time it is mounted or connected again), with the
-/// proxy's client options; a server process started is kept in `children`, to be ended
-/// with the proxy.
-fn connector(
-    target: Target,
-    options: &ConnectOptions,
-    ui: Arc<Ui>,
-    children: Arc<parking_lot::Mutex<Vec<mcpwire_transport::child::ChildProcess>>>,
-) -> impl mcpwire_bridge::Connect {
-    let (timeout, pin) = (options.timeout, options.protocol_version);
-    move |router: CallRouter| {
-        let (target, ui, children) = (target.clone(), ui.clone(), children.clone());
-        async move {
-            let Opened { connection, child, .. } = target::open(&target)
-                .map_err(|e| mcpwire_client::ClientError::Io(std::io::Error::other(e.to_string())))?;
-            let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
-            children.lock().extend(child);
-            match tokio::time::timeout(timeout, upstream_client(&router, timeout, pin).connect(connection)).await {
-                Ok(outcome) => outcome,
-                Err(_) => Err(mcpwire_client::ClientError::Timeout { method: "the handshake".into(), timeout }),
-            }
-        }
-    }
-}
-
-/// The proxy's client towards an upstream server: its questions go to `router`; `timeout`
-/// for each request; a pinned revision accepts another legacy one the server answers with.
-fn upstream_client(
-    router: &CallRouter,
-    timeout: std::time::Duration,
-    pin: Option<mcpwire_client::ProtocolVersion>,
-) -> mcpwire_client::Client {
-    let mut builder = client_builder("mcp-proxy", env!("CARGO_PKG_VERSION"), router).request_timeout(timeout);
-    if let Some(v) = pin {
-        builder = builder.protocol_version(v).accept_negotiated(true);
-    }
-    builder.build()
+/// The proxy's client options towards its upstream servers: `--timeout` for the handshake
+/// and each request, `--protocol-version`; each target opened as the client commands open
+/// theirs (OAuth on a 401), its traffic traced on stderr with `-v`.
+fn upstream_options(options: &ConnectOptions, ui: Arc<Ui>) -> mcpwire_bridge::UpstreamOptions {
+    let mut upstream = mcpwire_bridge::UpstreamOptions::new("mcp-proxy", env!("CARGO_PKG_VERSION"));
+    upstream.timeout = options.timeout;
+    upstream.protocol_version = options.protocol_version;
+    let oauth = options.oauth();
+    upstream.open = Arc::new(move |spec: &mcpwire_client::target::Target| {
+        let oauth = if matches!(spec, mcpwire_client::target::Target::Http { .. }) { oauth.clone() } else { None };
+        let Opened { connection, child, .. } = target::open(&Target { spec: spec.clone(), oauth })
+            .map_err(|e| mcpwire_client::target::TargetError::Connect(e.to_string()))?;
+        let connection = if ui.verbose() > 0 { trace::tee(connection, ui.clone()) } else { connection };
+        Ok(mcpwire_client::target::Opened { connection, child })
+    });
+    upstream
 }
 
 /// What an HTTP proxy shares with the other instances of its deployment ([`Shared`]; nothing
@@ -620,7 +585,7 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
-    if matches!(target, Target::Stdio { .. }) && !options.headers.is_empty() {
+    if target.is_stdio() && !options.headers.is_empty() {
         eprintln!("mcp proxy: --header applies to http(s) upstreams only; ignored for a server run over stdio");
     }
     // The store is reached, and the keys had, before the upstream is started: the bridge's
@@ -635,7 +600,12 @@ pub async fn run(
     };
     let connection = if ui.verbose() > 0 { trace::tee(connection, ui) } else { connection };
     let router = CallRouter::default();
-    let client = upstream_client(&router, options.timeout, options.protocol_version);
+    let client = mcpwire_bridge::UpstreamOptions {
+        timeout: options.timeout,
+        protocol_version: options.protocol_version,
+        ..mcpwire_bridge::UpstreamOptions::new("mcp-proxy", env!("CARGO_PKG_VERSION"))
+    }
+    .client(&router);
     let session = match tokio::time::timeout(options.timeout, client.connect(connection)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return fail(format!("cannot connect to {}: {}", target.label(), chain(&e))),

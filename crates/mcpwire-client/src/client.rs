@@ -182,6 +182,16 @@ impl Client {
         ClientSession::start(self.config.clone(), connection, None).await
     }
 
+    /// [`Self::connect`], the session owning `child` (the process behind `connection`):
+    /// closing the session ends it, as [`Self::spawn`]'s.
+    pub(crate) async fn connect_with_child(
+        &self,
+        connection: Connection,
+        child: Option<mcpwire_transport::child::ChildProcess>,
+    ) -> Result<ClientSession, ClientError> {
+        ClientSession::start(self.config.clone(), connection, child).await
+    }
+
     /// Starts a server process and connects to it over its stdin/stdout. Closing the
     /// session ([`ClientSession::close`]) ends the process: stdin closed, then SIGTERM, then
     /// SIGKILL, each after the close grace period.

@@ -19,6 +19,9 @@
 //!   [`ClientSession::listen`].
 //! - **Child processes**: [`Client::spawn`] runs a server command and
 //!   [`ClientSession::close`] ends it as the specification says.
+//! - **Targets and `mcpServers` files**: [`target::resolve`] takes a server as one string (a
+//!   URL, a command line, or the name of a server in a Claude Desktop-style `mcpServers`
+//!   file, read by [`config`]) and [`target::Target::connect`] connects to it.
 //!
 //! ```no_run
 //! use mcpwire_client::{ChildCommand, Client};
@@ -43,6 +46,7 @@
 
 mod calls;
 mod client;
+pub mod config;
 mod driver;
 mod error;
 mod listen;
@@ -50,6 +54,7 @@ pub mod middleware;
 mod mrtr;
 mod outputs;
 mod session;
+pub mod target;
 mod tasks;
 #[cfg(feature = "opentelemetry")]
 mod trace;

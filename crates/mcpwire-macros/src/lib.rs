@@ -1,6 +1,6 @@
 //! The attribute macros of the `mcpwire` crate: `#[tool]`, `#[tools]`, `#[resource]` and
-//! `#[prompt]`. Use them through `mcp` (`use mcpwire::{tool, tools, resource, prompt};`), whose
-//! documentation describes them; the code they generate names `::mcp` (another path with
+//! `#[prompt]`. Use them through `mcpwire` (`use mcpwire::{tool, tools, resource, prompt};`), whose
+//! documentation describes them; the code they generate names `::mcpwire` (another path with
 //! `crate = some::path`).
 //!
 //! - `attrs`: the macros' own arguments.

@@ -20,7 +20,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// The reference server, reached through a bridge whose upstream client speaks `upstream`.
 async fn bridged(upstream: Option<ProtocolVersion>) -> Bridge {
     let (up_client, up_server) = memory::pair();
-    let reference = mcpwire_cli::reference::server();
+    let reference = mcpwire_reference::server();
     tokio::spawn(async move { reference.serve(up_server).await });
     let router = CallRouter::default();
     let mut builder = client_builder("bridge", "1", &router);

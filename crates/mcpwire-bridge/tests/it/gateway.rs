@@ -65,7 +65,7 @@ fn notes() -> Server {
 /// A gateway with the reference server under `ref` and the notes under `notes`.
 async fn gateway() -> (Gateway, Server) {
     let gateway = Gateway::new("gateway", "1", |b| b);
-    gateway.mount_server("ref", mcpwire_cli::reference::server()).await.expect("mount ref");
+    gateway.mount_server("ref", mcpwire_reference::server()).await.expect("mount ref");
     let notes = notes();
     gateway.mount_server("notes", notes.clone()).await.expect("mount notes");
     (gateway, notes)
@@ -106,7 +106,7 @@ fn text(r: &CallToolResult) -> String {
 async fn every_mounted_server_is_reachable_under_its_prefix_in_both_eras() {
     let (gateway, _notes) = tokio::time::timeout(WAIT, gateway()).await.unwrap();
     assert_eq!(gateway.prefixes(), ["ref", "notes"]);
-    let reference = downstream(&mcpwire_cli::reference::server(), None).await;
+    let reference = downstream(&mcpwire_reference::server(), None).await;
     let upstream_tools = reference.list_all_tools().await.unwrap();
     for pin in [Some(ProtocolVersion::V2025_06_18), None] {
         let client = tokio::time::timeout(WAIT, downstream(gateway.server(), pin)).await.unwrap();
@@ -359,7 +359,7 @@ async fn task_tools_work_through_the_gateway_for_a_client_with_tasks() {
             .unwrap()
     };
     let through = with_tasks(gateway.server().clone()).await;
-    let direct = with_tasks(mcpwire_cli::reference::server()).await;
+    let direct = with_tasks(mcpwire_reference::server()).await;
     // A task-capable tool, called by a client that takes tasks: the gateway may run the call
     // as a task of its own, which forwards it; its result is the tool's.
     assert!(through.server_offers_tool_tasks(), "the gateway offers tasks");
@@ -379,7 +379,7 @@ async fn task_tools_work_through_the_gateway_for_a_client_with_tasks() {
     // A 2025-11-25 client asks for the task itself, and the gateway makes one. (The tool's task
     // support is known from a server mounted in 2025-11-25: a 2026-07-28 tools list does not
     // carry `execution`, tasks being an extension there.)
-    mount_pinned(&gateway, "old", mcpwire_cli::reference::server(), ProtocolVersion::V2025_11_25).await;
+    mount_pinned(&gateway, "old", mcpwire_reference::server(), ProtocolVersion::V2025_11_25).await;
     let legacy = downstream(gateway.server(), Some(ProtocolVersion::V2025_11_25)).await;
     let outcome = legacy.call_tool_as_task("old_test_long_running_task", json!({"steps": 3, "delayMs": 10}), None);
     let outcome = tokio::time::timeout(WAIT, outcome).await.expect("in time").unwrap();

@@ -2,5 +2,6 @@
 //! (linking one binary instead of one per file is most of what the test step costs).
 
 mod bridge;
+mod from_config;
 mod gateway;
 mod trace;

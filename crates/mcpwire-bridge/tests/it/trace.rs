@@ -22,8 +22,7 @@ async fn a_call_through_the_bridge_is_one_trace() {
 
     // The upstream server, traced.
     let (up_client, up_server) = memory::pair();
-    let upstream =
-        mcpwire_cli::reference::server_from(mcpwire_cli::reference::builder().layer(TracingLayer::new()), false);
+    let upstream = mcpwire_reference::server_from(mcpwire_reference::builder().layer(TracingLayer::new()), false);
     tokio::spawn(async move { upstream.serve(up_server).await });
     // The bridge, its own server traced too.
     let router = CallRouter::default();

@@ -55,12 +55,12 @@ pub fn run(command: AuthCommand) -> ExitCode {
 /// The URL of an http(s) target.
 fn url_of(target: &str, options: &ConnectOptions) -> Result<(target::Target, String), CliError> {
     let resolved = target::resolve(target, options)?;
-    match &resolved {
-        target::Target::Http { url, .. } => {
+    match &resolved.spec {
+        mcpwire_client::target::Target::Http { url, .. } => {
             let url = url.clone();
             Ok((resolved, url))
         }
-        target::Target::Stdio { .. } => {
+        mcpwire_client::target::Target::Stdio { .. } => {
             Err(CliError::usage(format!("{target} is not an http(s) server: servers over stdio use no OAuth")))
         }
     }

@@ -1,8 +1,8 @@
 //! The client half of the `mcp` tool: `info`, `list`, `call`, `read`, `prompt` and
 //! `complete` against any server.
 //!
-//! - [`target`]: TARGET (a command line, a config name, a URL) to a connection.
-//! - [`config`]: `mcpServers` config files and their default search.
+//! - [`target`]: TARGET (a command line, a config name, a URL) to a connection, through
+//!   [`mcpwire_client::target`] (which reads `mcpServers` config files: [`mcpwire_client::config`]).
 //! - [`arguments`]: `key=value` tool arguments read against the tool's input schema.
 //! - [`interact`]: the client's handlers (elicitation forms, sampling, roots).
 //! - [`ui`] and [`trace`]: stderr (progress, logs, the protocol trace); [`output`]: stdout.
@@ -12,7 +12,6 @@ pub mod args;
 pub mod arguments;
 pub mod auth;
 pub mod commands;
-pub mod config;
 pub mod connection;
 pub mod error;
 pub mod interact;
@@ -58,7 +57,7 @@ async fn execute(command: ClientCommand, ui: Arc<ui::Ui>) -> Result<Exit, CliErr
     let options = command.connect_options().clone();
     let interact = command.interact_options();
     let target = target::resolve(command.target(), &options)?;
-    if matches!(target, target::Target::Stdio { .. }) && !options.headers.is_empty() {
+    if target.is_stdio() && !options.headers.is_empty() {
         ui.note("--header applies to http(s) targets only; ignored for a server run over stdio");
     }
     let changes = Arc::new(settle::ListChanges::default());

@@ -14,6 +14,5 @@ mod npm_e2e;
 mod otel_export;
 #[path = "../../../../tests/auth/provider.rs"]
 mod provider;
-mod schema;
 mod serve_limits;
 mod stdio_process;

@@ -16,7 +16,7 @@ const WAIT: Duration = Duration::from_secs(20);
 async fn serve() -> (String, McpHttp, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let http = McpHttp::new(mcpwire_cli::reference::server(), HttpConfig::default());
+    let http = McpHttp::new(mcpwire_reference::server(), HttpConfig::default());
     let served = http.clone();
     let task = tokio::spawn(async move {
         let _ = served.serve(listener).await;

@@ -310,7 +310,7 @@ async fn tasks_are_visible_to_their_principal_only() {
     let (listener, resource) = bind().await;
     let verifier = within("discovery", JwtVerifier::discover(auth.issuer.clone(), resource.clone())).await.unwrap();
     let rs = ResourceServer::new(resource.clone(), verifier).authorization_server(auth.issuer.clone());
-    let s = protected_server(listener, rs, mcpwire_cli::reference::server());
+    let s = protected_server(listener, rs, mcpwire_reference::server());
     let alice = auth.token("jwt-alice", "mcp", &resource).await;
     let bob = auth.token("jwt-bob", "mcp", &resource).await;
     let session = |token: String| {
@@ -354,7 +354,7 @@ async fn a_request_state_serves_its_principal_only() {
     let (listener, resource) = bind().await;
     let verifier = within("discovery", JwtVerifier::discover(auth.issuer.clone(), resource.clone())).await.unwrap();
     let rs = ResourceServer::new(resource.clone(), verifier).authorization_server(auth.issuer.clone());
-    let s = protected_server(listener, rs, mcpwire_cli::reference::server());
+    let s = protected_server(listener, rs, mcpwire_reference::server());
     let alice = auth.token("jwt-alice", "mcp", &resource).await;
     let bob = auth.token("jwt-bob", "mcp", &resource).await;
     let meta = modern_meta(MODERN, json!({"elicitation": {}}));

@@ -23,7 +23,7 @@ async fn instance(redis: &RedisServer, prefix: &str) -> TestServer {
 /// One instance configured so.
 async fn instance_with(redis: &RedisServer, prefix: &str, config: HttpConfig) -> TestServer {
     let store = RedisStore::connect(&redis.url(), prefix).await.expect("Redis answers");
-    let http = McpHttp::shared(mcpwire_cli::reference::server(), config, store.shared_state())
+    let http = McpHttp::shared(mcpwire_reference::server(), config, store.shared_state())
         .await
         .expect("an instance on the shared store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
@@ -304,7 +304,7 @@ async fn a_session_gone_from_the_store_unannounced_is_let_go_when_next_touched()
     // An idle timeout of 800 ms: a held session's lifetime is restarted at most every 100 ms.
     let store = RedisStore::connect(&redis.url(), &prefix).await.unwrap();
     let config = HttpConfig { session_idle_timeout: std::time::Duration::from_millis(800), ..HttpConfig::default() };
-    let http = McpHttp::shared(mcpwire_cli::reference::server(), config, store.shared_state()).await.unwrap();
+    let http = McpHttp::shared(mcpwire_reference::server(), config, store.shared_state()).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let a = TestServer::from_parts(http.clone(), addr, tokio::spawn(http.serve(listener)));
@@ -326,8 +326,8 @@ async fn pair_with_tasks(redis: &RedisServer) -> (TestServer, TestServer) {
     let mut made = Vec::new();
     for _ in 0..2 {
         let store = RedisStore::connect(&redis.url(), &prefix).await.expect("Redis answers");
-        let builder = mcpwire_cli::reference::builder().task_store(std::sync::Arc::new(store.clone()));
-        let server = mcpwire_cli::reference::server_from(builder, false);
+        let builder = mcpwire_reference::builder().task_store(std::sync::Arc::new(store.clone()));
+        let server = mcpwire_reference::server_from(builder, false);
         let http = McpHttp::shared(server, HttpConfig::default(), store.shared_state()).await.expect("an instance");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
@@ -520,7 +520,7 @@ async fn a_change_made_while_another_instance_restores_the_session_holds_there()
         meanwhile: tokio::sync::Mutex::new(Some(set_level)),
     });
     let shared = mcpwire_http::SharedState { sessions, ..store.shared_state() };
-    let http = McpHttp::shared(mcpwire_cli::reference::server(), HttpConfig::default(), shared).await.unwrap();
+    let http = McpHttp::shared(mcpwire_reference::server(), HttpConfig::default(), shared).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("local addr");
     let task = tokio::spawn(http.clone().serve(listener));

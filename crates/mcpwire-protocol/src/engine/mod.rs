@@ -1,9 +1,10 @@
 //! The sans-IO protocol engine: no sockets, no tasks, no clocks of its own; time is passed in.
 //!
 //! One engine per connection (or per stateless request), for either role, in the style of
-//! quinn-proto: inputs (`handle`, `handle_timeout`), outputs (`poll_event`, `poll_transmit`,
-//! `poll_timeout`) and mutators (`respond`, requests, `cancel`, notifications). The async
-//! runtimes are thin drivers of it.
+//! quinn-proto: inputs (`handle`, `handle_timeout`), outputs (`take_events` and
+//! `take_transmits`, which the runtimes drain after each input; `poll_event` and
+//! `poll_transmit` one at a time; `poll_timeout`) and mutators (`respond`, requests,
+//! `cancel`, notifications). The async runtimes are thin drivers of it.
 //!
 //! - [`ServerPeer`]: the legacy lifecycle and version negotiation, modern per-request
 //!   negotiation, which methods exist and are offered, the requests it answers itself,

@@ -189,3 +189,13 @@ fn no_published_crate_needs_one_that_is_not() {
         }
     }
 }
+
+/// A release changes the family's version in one manifest, the workspace's (docs/RELEASING.md):
+/// no crate names a version of another crate of the workspace itself.
+#[test]
+fn only_the_workspace_names_the_family_s_version() {
+    for (dir, table) in members() {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(!text.contains("version = \"="), "{}: take the family's crates from the workspace", name(&table));
+    }
+}

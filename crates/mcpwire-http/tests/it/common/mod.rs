@@ -88,12 +88,12 @@ impl TestServer {
 
     /// The reference server with the default configuration.
     pub async fn reference() -> Self {
-        Self::start(mcpwire_cli::reference::server(), HttpConfig::default()).await
+        Self::start(mcpwire_reference::server(), HttpConfig::default()).await
     }
 
     /// The reference server with this configuration.
     pub async fn reference_with(config: HttpConfig) -> Self {
-        Self::start(mcpwire_cli::reference::server(), config).await
+        Self::start(mcpwire_reference::server(), config).await
     }
 
     pub fn url(&self, path: &str) -> String {

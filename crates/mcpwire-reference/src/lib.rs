@@ -1,5 +1,19 @@
-//! The reference server behind `mcp serve`: every feature, and every tool, resource and
-//! prompt the official conformance suite expects, with its exact names and outputs.
+//! The reference MCP server: the server `mcp serve` runs, exercising every feature of the
+//! protocol, with every tool, resource and prompt the official conformance suite expects,
+//! under their exact names and with their exact outputs.
+//!
+//! It is a server like any other built with [`mcpwire_server`]: [`server`] builds it, ready to
+//! serve on any transport. Besides the `mcp` command, the tests of the HTTP transport, the
+//! bridge and the per-revision schema checks run it in memory, and the benchmarks measure it
+//! (through `mcp serve`).
+//!
+//! ```no_run
+//! # async fn run() {
+//! let server = mcpwire_reference::server();
+//! server.serve(mcpwire_transport::stdio::stdio()).await;
+//! # }
+//! ```
+#![deny(missing_docs)]
 
 use std::time::Duration;
 

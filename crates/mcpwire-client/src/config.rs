@@ -1,5 +1,6 @@
 //! `mcpServers` config files: the format Claude Desktop, Cursor, Claude Code and VS Code use
-//! to name servers, so that `mcp list my-server` runs what the editor would run.
+//! to name servers, so that a server is run as the editor would run it (`mcp list
+//! my-server`, the gateway's `mcp proxy --config FILE`).
 //!
 //! A file is a JSON object (comments and trailing commas allowed, as VS Code writes them)
 //! with the servers under `mcpServers` (Claude Desktop, Cursor, Claude Code) or `servers`
@@ -15,12 +16,27 @@
 //! (`type`: `http`, `streamable-http`, `sse`). Strings may use `${VAR}`, `${env:VAR}`,
 //! `${VAR:-default}`, `${userHome}` and `${workspaceFolder}`.
 //!
-//! Without `--config`, a name is looked up in these files, in order, and the first that has
-//! it wins (see [`search_paths`]): `./.mcp.json`, `./mcp.json`,
-//! `$XDG_CONFIG_HOME/mcp/mcp.json` (`~/.config/mcp/mcp.json`), Claude Desktop's
-//! `claude_desktop_config.json` (`~/.config/Claude/` on Linux, `~/Library/Application
-//! Support/Claude/` on macOS, `%APPDATA%\Claude\` on Windows), `~/.cursor/mcp.json`, and
-//! VS Code's `./.vscode/mcp.json`.
+//! [`load`] reads one file, and [`ConfigFile::server`] decodes one of its entries into a
+//! [`NamedServer`]. Without a file given, a name is looked up ([`lookup`]) in these files,
+//! in order, and the first that has it wins (see [`search_paths`]): `./.mcp.json`,
+//! `./mcp.json`, `$XDG_CONFIG_HOME/mcp/mcp.json` (`~/.config/mcp/mcp.json`), Claude
+//! Desktop's `claude_desktop_config.json` (`~/.config/Claude/` on Linux,
+//! `~/Library/Application Support/Claude/` on macOS, `%APPDATA%\Claude\` on Windows),
+//! `~/.cursor/mcp.json`, and VS Code's `./.vscode/mcp.json`.
+//!
+//! ```
+//! use mcpwire_client::config::{self, ServerSpec};
+//!
+//! let file = config::parse(
+//!     std::path::Path::new("mcp.json"),
+//!     r#"{"mcpServers": {"everything": {"command": "npx -y @modelcontextprotocol/server-everything"}}}"#,
+//! )
+//! .unwrap();
+//! for (name, entry) in &file.servers {
+//!     let server = file.server(name, entry).unwrap();
+//!     assert!(matches!(server.spec, ServerSpec::Stdio { ref command, .. } if command == "npx"));
+//! }
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -76,7 +92,7 @@ pub struct Lookup {
     pub names: Vec<String>,
 }
 
-/// The files searched for server names when no `--config` is given, in order.
+/// The files searched for server names when no file is given, in order.
 pub fn search_paths() -> Vec<PathBuf> {
     let mut paths = vec![PathBuf::from(".mcp.json"), PathBuf::from("mcp.json")];
     let home = dirs::home_dir();
@@ -230,7 +246,7 @@ impl ConfigFile {
         let mut command = command;
         if args.is_empty() && command.contains(char::is_whitespace) && !Path::new(&command).exists() {
             let line = mcpwire_transport::child::ChildCommand::parse(&command)
-                .map_err(|e| format!("`command`: {}", super::error::chain(&e)))?;
+                .map_err(|e| format!("`command`: {}", mcpwire_protocol::error::chain(&e)))?;
             args = line.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
             command = line.get_program().to_string_lossy().into_owned();
         }

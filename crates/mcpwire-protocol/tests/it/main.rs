@@ -1,0 +1,3 @@
+//! Every integration test of this crate, in one binary.
+
+mod schema;
