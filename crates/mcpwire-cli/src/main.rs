@@ -97,6 +97,13 @@ enum Command {
         #[command(flatten)]
         telemetry: TelemetryOptions,
     },
+    /// Open the web inspector: a local page (served by this binary) to connect to any server,
+    /// call its tools, read its resources, get its prompts, answer what it asks, and see every
+    /// message. Prints its URL (with its token) and opens the browser.
+    #[command(
+        after_help = "Examples:\n  mcp inspect \"mcp serve\"\n  mcp inspect http://127.0.0.1:3000/mcp --no-open\n  mcp inspect my-server --port 6274"
+    )]
+    Inspect(crate::cli::inspect::InspectArgs),
     /// Log in to a protected http(s) server, log out, or list the tokens kept.
     #[command(subcommand)]
     Auth(crate::cli::auth::AuthCommand),
@@ -128,6 +135,7 @@ fn main() -> ExitCode {
         // The client commands set up their own diagnostics (the -v trace).
         Command::Client(client) => crate::cli::run(client),
         Command::Auth(auth) => crate::cli::auth::run(auth),
+        Command::Inspect(args) => crate::cli::inspect::run(args),
         Command::Serve { http, http_options, limits, modern_only, telemetry } => {
             if let Err(e) = http_options.auth.check() {
                 eprintln!("mcp serve: {e}");

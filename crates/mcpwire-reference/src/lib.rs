@@ -453,3 +453,8 @@ fn test_prompt_with_image() -> Vec<PromptMessage> {
         PromptMessage::user_text("Please analyze the image above."),
     ]
 }
+
+/// The README's example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

@@ -7,6 +7,7 @@
 //! - [`interact`]: the client's handlers (elicitation forms, sampling, roots).
 //! - [`ui`] and [`trace`]: stderr (progress, logs, the protocol trace); [`output`]: stdout.
 //! - [`error`]: one-line failures and the exit-code table.
+//! - [`inspect`]: `mcp inspect`, the web inspector (crate `mcpwire-inspector`) launched on a target.
 
 pub mod args;
 pub mod arguments;
@@ -14,6 +15,7 @@ pub mod auth;
 pub mod commands;
 pub mod connection;
 pub mod error;
+pub mod inspect;
 pub mod interact;
 pub mod oauth;
 pub mod output;

@@ -5,6 +5,7 @@ mod cli_client;
 mod cli_everything;
 mod cli_filesystem;
 mod cli_gateway;
+mod cli_inspect;
 mod cli_oauth;
 mod cli_proxy;
 mod cli_scale;

@@ -1,0 +1,765 @@
+// The MCP Inspector's page. Plain JavaScript, no build step.
+//
+// Everything a server sends is untrusted: it is only ever put in the page as text
+// (textContent, attribute values), never as HTML; links are made only for http(s) URLs;
+// images and audio only as data: URLs of their own media type.
+"use strict";
+
+(function () {
+  // ---- the token: from the URL's fragment, kept for this tab only ----
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("token")) {
+    sessionStorage.setItem("mcp-inspector-token", fragment.get("token"));
+    history.replaceState(null, "", location.pathname);
+  }
+  const token = sessionStorage.getItem("mcp-inspector-token") || "";
+
+  const $ = (id) => document.getElementById(id);
+
+  /** An element with attributes and children (strings become text nodes). */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") node.textContent = String(v);
+      else if (k === "onclick") node.addEventListener("click", v);
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === undefined || c === null || c === false) continue;
+      node.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+    }
+    return node;
+  }
+
+  /** Appends the children that are there (null and false are left out). */
+  const put = (node, ...children) => { node.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false)); return node; };
+  const json = (v) => JSON.stringify(v, null, 2);
+  const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); return node; };
+  const isHttpUrl = (u) => { try { const p = new URL(u); return p.protocol === "http:" || p.protocol === "https:"; } catch { return false; } };
+  let nextId = 1;
+  const newId = () => "p" + (nextId++) + "-" + Date.now().toString(36);
+
+  // ---- the API ----
+  async function api(method, path, body) {
+    const init = { method, headers: { Authorization: "Bearer " + token } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    let data = null;
+    try { data = await response.json(); } catch { data = null; }
+    if (!response.ok) {
+      const message = (data && data.error) || ("HTTP " + response.status);
+      throw new Error(typeof message === "string" ? message : JSON.stringify(message));
+    }
+    return data;
+  }
+
+  /** One MCP request through the inspector: {ok, result | error, durationMs}. */
+  function request(method, params, extra) {
+    return api("POST", "/api/request", Object.assign({ id: newId(), method, params }, extra || {}));
+  }
+
+  function errorText(answer) {
+    const e = answer && answer.error;
+    if (!e) return "failed";
+    return typeof e === "string" ? e : (e.message || JSON.stringify(e));
+  }
+
+  // ---- state ----
+  let connection = null;
+  let initialTarget = null;
+  const status = $("status");
+
+  function showConnection(c) {
+    connection = c;
+    $("server").hidden = !c;
+    if (!c) {
+      status.textContent = "Not connected";
+      return;
+    }
+    const info = c.serverInfo || {};
+    status.textContent = "Connected to " + (info.name || c.target) + " — " + c.era + " " + c.protocolVersion;
+    $("server-name").textContent = (info.name || "(unnamed)") + (info.version ? " " + info.version : "");
+    $("server-transport").textContent = c.transport;
+    $("server-era").textContent = c.era;
+    $("revision").textContent = c.protocolVersion;
+    $("capabilities").textContent = json(c.capabilities || {});
+    $("instructions").textContent = c.instructions || "(none)";
+    $("export").textContent = json(c.serverEntry || {});
+  }
+
+  async function connect() {
+    $("connect-error").textContent = "";
+    const headers = $("headers").value.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => {
+      const i = l.indexOf(":");
+      return i > 0 ? { name: l.slice(0, i).trim(), value: l.slice(i + 1).trim() } : { name: l, value: "" };
+    });
+    const timeout = parseInt($("timeout").value, 10);
+    status.textContent = "Connecting…";
+    try {
+      const typed = $("target").value.trim();
+      const c = await api("POST", "/api/connect", {
+        // The target the inspector was started with, as it was resolved (a configured name, say).
+        target: typed === initialTarget && $("transport").value === "auto" ? undefined : typed,
+        transport: $("transport").value,
+        era: $("era").value,
+        headers,
+        timeoutMs: timeout > 0 ? timeout : undefined,
+      });
+      showConnection(c);
+      resetLists();
+      listTools();
+    } catch (e) {
+      showConnection(null);
+      $("connect-error").textContent = e.message;
+    }
+  }
+
+  $("connect-form").addEventListener("submit", (ev) => { ev.preventDefault(); connect(); });
+  $("disconnect").addEventListener("click", async () => {
+    try { await api("POST", "/api/disconnect"); } catch (e) { $("connect-error").textContent = e.message; }
+    showConnection(null);
+  });
+  $("copy-export").addEventListener("click", async () => {
+    try { await navigator.clipboard.writeText($("export").textContent); } catch { /* the text is shown anyway */ }
+  });
+  $("save-roots").addEventListener("click", async () => {
+    const roots = $("roots").value.split("\n").map((l) => l.trim()).filter(Boolean).map((uri) => ({ uri }));
+    try {
+      const r = await api("PUT", "/api/roots", { roots });
+      $("roots-status").textContent = "Saved " + roots.length + " root(s)" + (r.notified ? "; the server was told" : "");
+    } catch (e) {
+      $("roots-status").textContent = e.message;
+    }
+  });
+
+  // ---- tabs ----
+  const tabs = Array.from(document.querySelectorAll("[role=tab]"));
+  function selectTab(tab) {
+    for (const t of tabs) {
+      const selected = t === tab;
+      t.setAttribute("aria-selected", String(selected));
+      t.tabIndex = selected ? 0 : -1;
+      $(t.getAttribute("aria-controls")).hidden = !selected;
+    }
+  }
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => selectTab(tab));
+    tab.addEventListener("keydown", (ev) => {
+      const next = ev.key === "ArrowRight" ? 1 : ev.key === "ArrowLeft" ? -1 : 0;
+      if (next) {
+        const t = tabs[(i + next + tabs.length) % tabs.length];
+        selectTab(t);
+        t.focus();
+      }
+    });
+  });
+
+  function resetLists() {
+    for (const id of ["tools", "resources", "templates", "prompts", "tasks"]) clear($(id));
+    for (const id of ["tool-detail", "resource-detail", "prompt-detail", "task-detail"]) clear($(id));
+  }
+
+  function selectItem(list, button) {
+    for (const b of list.querySelectorAll("button.item")) b.setAttribute("aria-current", String(b === button));
+  }
+
+  // ---- rendering of results ----
+  const MEDIA = /^[a-z]+\/[a-z0-9.+-]+$/i;
+  const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+  function link(uri, text) {
+    return isHttpUrl(uri) ? el("a", { href: uri, rel: "noopener noreferrer", target: "_blank", text: text || uri }) : el("code", { text: text || uri });
+  }
+
+  function renderResourceContents(r) {
+    const box = el("div", { class: "block" }, el("div", {}, "Resource ", link(String(r.uri || "")), r.mimeType ? el("span", { class: "badge", text: r.mimeType }) : null));
+    if (typeof r.text === "string") put(box, el("pre", { text: r.text }));
+    else if (typeof r.blob === "string") {
+      const mime = String(r.mimeType || "");
+      if (mime.startsWith("image/") && MEDIA.test(mime) && BASE64.test(r.blob)) put(box, el("img", { src: "data:" + mime + ";base64," + r.blob, alt: "image " + (r.uri || "") }));
+      else put(box, el("p", { class: "muted", text: "(binary, " + Math.floor(r.blob.length * 3 / 4) + " bytes)" }));
+    }
+    return box;
+  }
+
+  function renderBlock(b) {
+    if (!b || typeof b !== "object") return el("pre", { text: json(b) });
+    const mime = String(b.mimeType || "");
+    switch (b.type) {
+      case "text":
+        return el("div", { class: "block" }, el("pre", { text: String(b.text) }));
+      case "image":
+        if (mime.startsWith("image/") && MEDIA.test(mime) && typeof b.data === "string" && BASE64.test(b.data))
+          return el("div", { class: "block" }, el("img", { src: "data:" + mime + ";base64," + b.data, alt: "image (" + mime + ")" }));
+        return el("div", { class: "block muted", text: "(an image that cannot be shown: " + mime + ")" });
+      case "audio":
+        if (mime.startsWith("audio/") && MEDIA.test(mime) && typeof b.data === "string" && BASE64.test(b.data))
+          return el("div", { class: "block" }, el("audio", { controls: true, src: "data:" + mime + ";base64," + b.data, "aria-label": "audio (" + mime + ")" }));
+        return el("div", { class: "block muted", text: "(audio that cannot be played: " + mime + ")" });
+      case "resource_link":
+        return el("div", { class: "block" }, "Link: ", link(String(b.uri || ""), String(b.name || b.uri || "")), b.description ? el("p", { class: "muted", text: b.description }) : null);
+      case "resource":
+        return renderResourceContents(b.resource || {});
+      default:
+        return el("div", { class: "block" }, el("pre", { text: json(b) }));
+    }
+  }
+
+  function renderToolResult(target, answer) {
+    clear(target);
+    const meta = el("p", { class: "muted" }, "Took " + answer.durationMs.toFixed(1) + " ms");
+    put(target, meta);
+    if (!answer.ok) {
+      put(target, el("p", { class: "error", role: "alert", text: "Error: " + errorText(answer) }));
+      return;
+    }
+    const r = answer.result || {};
+    if (r.task) {
+      rememberTask(r.task);
+      put(target, el("p", { text: "Running as task " + r.task.taskId + " (" + r.task.status + ")" }), el("pre", { text: json(r.task) }));
+      return;
+    }
+    if (r.isError) put(target, el("p", { class: "error", role: "alert", text: "The tool reported an error (isError)" }));
+    for (const b of r.content || []) put(target, renderBlock(b));
+    if (r.structuredContent !== undefined) put(target, el("h4", { text: "Structured content" }), el("pre", { text: json(r.structuredContent) }));
+  }
+
+  // ---- forms from JSON Schema ----
+  let fieldSeq = 0;
+
+  /** Builds inputs for an object schema; returns {node, read()} where read() gives the values or throws. */
+  function schemaForm(schema, prefix) {
+    const props = (schema && schema.properties) || {};
+    const required = new Set((schema && schema.required) || []);
+    const wrap = el("div", { class: "form" });
+    const readers = [];
+    for (const [name, prop0] of Object.entries(props)) {
+      const prop = prop0 || {};
+      const id = prefix + "-" + (fieldSeq++);
+      const label = el("label", { for: id, text: name });
+      const mark = required.has(name) ? el("span", { class: "required", "aria-hidden": "true", text: "*" }) : null;
+      const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== "null") : prop.type;
+      const options = prop.enum || (prop.oneOf && prop.oneOf.every((o) => "const" in o) ? prop.oneOf.map((o) => o.const) : null);
+      let input, read;
+      const def = prop.default;
+      if (options) {
+        input = el("select", { id, name });
+        if (!required.has(name) || def === undefined) input.append(el("option", { value: "", text: "" }));
+        options.forEach((o, i) => input.append(el("option", { value: String(i), text: String(o) })));
+        if (def !== undefined) { const i = options.indexOf(def); if (i >= 0) input.value = String(i); }
+        read = () => (input.value === "" ? undefined : options[parseInt(input.value, 10)]);
+      } else if (type === "boolean") {
+        input = el("input", { id, name, type: "checkbox" });
+        input.checked = def === true;
+        read = () => input.checked;
+      } else if (type === "number" || type === "integer") {
+        input = el("input", { id, name, type: "number", step: type === "integer" ? "1" : "any" });
+        if (typeof def === "number") input.value = String(def);
+        read = () => {
+          if (input.value.trim() === "") return undefined;
+          const n = Number(input.value);
+          if (!Number.isFinite(n) || (type === "integer" && !Number.isInteger(n))) throw new Error(name + ": expected " + (type === "integer" ? "an integer" : "a number"));
+          return n;
+        };
+      } else if (type === "string") {
+        input = el("input", { id, name, type: "text", autocomplete: "off" });
+        if (typeof def === "string") input.value = def;
+        read = () => (input.value === "" && !required.has(name) ? undefined : input.value);
+      } else {
+        // Arrays, objects and anything else: raw JSON.
+        input = el("textarea", { id, name, rows: "3", spellcheck: "false", placeholder: type === "array" ? "[ … ] (JSON)" : "JSON" });
+        if (def !== undefined) input.value = JSON.stringify(def);
+        read = () => {
+          if (input.value.trim() === "") return undefined;
+          try { return JSON.parse(input.value); } catch (e) { throw new Error(name + ": not valid JSON (" + e.message + ")"); }
+        };
+      }
+      if (required.has(name)) input.setAttribute("aria-required", "true");
+      const help = prop.description ? el("small", { class: "muted", text: prop.description }) : null;
+      wrap.append(el("div", { class: "field" }, el("span", {}, label, mark, type ? el("span", { class: "badge", text: type }) : null), input, help));
+      readers.push([name, read]);
+    }
+    return {
+      node: wrap,
+      read() {
+        const out = {};
+        for (const [name, read] of readers) {
+          const v = read();
+          if (v !== undefined) out[name] = v;
+          else if (required.has(name)) throw new Error(name + " is required");
+        }
+        return out;
+      },
+    };
+  }
+
+  // ---- tools ----
+  let tools = [];
+  async function listTools() {
+    const list = clear($("tools"));
+    const answer = await request("tools/list", {}).catch((e) => ({ ok: false, error: e.message }));
+    if (!answer.ok) { list.append(el("li", { class: "error", text: errorText(answer) })); return; }
+    tools = answer.result.tools || [];
+    for (const tool of tools) {
+      const button = el("button", { type: "button", class: "item", text: tool.name });
+      button.addEventListener("click", () => { selectItem(list, button); showTool(tool); });
+      const a = tool.annotations || {};
+      const badges = [];
+      if (a.readOnlyHint) badges.push("read-only");
+      if (a.destructiveHint) badges.push("destructive");
+      if (a.idempotentHint) badges.push("idempotent");
+      if (a.openWorldHint) badges.push("open world");
+      if (tool.execution && tool.execution.taskSupport && tool.execution.taskSupport !== "forbidden") badges.push("task: " + tool.execution.taskSupport);
+      list.append(el("li", {}, button, badges.map((b) => el("span", { class: "badge", text: b }))));
+    }
+    if (!tools.length) list.append(el("li", { class: "muted", text: "(no tools)" }));
+  }
+  $("list-tools").addEventListener("click", listTools);
+
+  let currentCall = null;
+  function showTool(tool) {
+    const detail = clear($("tool-detail"));
+    const form = schemaForm(tool.inputSchema || {}, "arg");
+    const result = el("div", { id: "tool-result", role: "region", "aria-label": "Result" });
+    const progress = el("div", { id: "tool-progress", role: "status" });
+    const asTask = el("input", { type: "checkbox", id: "as-task" });
+    const call = el("button", { type: "button", text: "Call" });
+    const cancel = el("button", { type: "button", text: "Cancel", disabled: true });
+    const error = el("p", { class: "error", role: "alert" });
+    put(detail,
+      el("h3", { text: tool.title ? tool.title + " (" + tool.name + ")" : tool.name }),
+      tool.description ? el("p", { text: tool.description }) : null,
+      tool.annotations ? el("details", {}, el("summary", { text: "Annotations" }), el("pre", { text: json(tool.annotations) })) : null,
+      el("details", {}, el("summary", { text: "Input schema" }), el("pre", { text: json(tool.inputSchema || {}) })),
+      form.node,
+      el("div", { class: "field" }, el("span", {}, asTask, " ", el("label", { for: "as-task", text: "Run as a task" }))),
+      el("div", { class: "buttons" }, call, cancel),
+      error, progress, result,
+    );
+    call.addEventListener("click", async () => {
+      error.textContent = "";
+      let args;
+      try { args = form.read(); } catch (e) { error.textContent = e.message; return; }
+      const id = newId();
+      currentCall = id;
+      call.disabled = true;
+      cancel.disabled = false;
+      clear(result);
+      progress.textContent = "Running…";
+      cancel.onclick = () => api("POST", "/api/cancel", { id }).catch(() => {});
+      try {
+        const answer = await api("POST", "/api/request", { id, method: "tools/call", params: { name: tool.name, arguments: args }, task: asTask.checked });
+        renderToolResult(result, answer);
+      } catch (e) {
+        error.textContent = e.message;
+      } finally {
+        if (currentCall === id) currentCall = null;
+        call.disabled = false;
+        cancel.disabled = true;
+        progress.textContent = "";
+      }
+    });
+  }
+
+  function onProgress(data) {
+    if (!currentCall || data.requestId !== currentCall) return;
+    const p = data.params || {};
+    const node = $("tool-progress");
+    if (!node) return;
+    clear(node);
+    const bar = el("progress", { max: p.total || 100, value: p.progress || 0, "aria-label": "Progress" });
+    node.append(bar, " " + (p.progress || 0) + (p.total ? " / " + p.total : "") + (p.message ? " — " + p.message : ""));
+  }
+
+  // ---- resources ----
+  async function listResources() {
+    const list = clear($("resources"));
+    const tlist = clear($("templates"));
+    const [r, t] = await Promise.all([
+      request("resources/list", {}).catch((e) => ({ ok: false, error: e.message })),
+      request("resources/templates/list", {}).catch((e) => ({ ok: false, error: e.message })),
+    ]);
+    if (!r.ok) list.append(el("li", { class: "error", text: errorText(r) }));
+    else {
+      for (const res of r.result.resources || []) {
+        const button = el("button", { type: "button", class: "item", text: res.name || res.uri });
+        button.addEventListener("click", () => { selectItem(list, button); showResource(res); });
+        list.append(el("li", {}, button, el("span", { class: "muted", text: " " + res.uri })));
+      }
+      if (!(r.result.resources || []).length) list.append(el("li", { class: "muted", text: "(no resources)" }));
+    }
+    if (!t.ok) tlist.append(el("li", { class: "error", text: errorText(t) }));
+    else {
+      for (const tpl of t.result.resourceTemplates || []) {
+        const button = el("button", { type: "button", class: "item", text: tpl.uriTemplate });
+        button.addEventListener("click", () => { selectItem(tlist, button); showTemplate(tpl); });
+        tlist.append(el("li", {}, button));
+      }
+    }
+  }
+  $("list-resources").addEventListener("click", listResources);
+
+  async function read(uri, result) {
+    clear(result);
+    const answer = await request("resources/read", { uri }).catch((e) => ({ ok: false, error: e.message, durationMs: 0 }));
+    put(result, el("p", { class: "muted", text: "Read " + uri + " in " + (answer.durationMs || 0).toFixed(1) + " ms" }));
+    if (!answer.ok) { put(result, el("p", { class: "error", role: "alert", text: "Error: " + errorText(answer) })); return; }
+    for (const c of answer.result.contents || []) put(result, renderResourceContents(c));
+  }
+
+  const subscribed = new Set();
+  function showResource(res) {
+    const detail = clear($("resource-detail"));
+    const result = el("div", { id: "resource-result", role: "region", "aria-label": "Contents" });
+    const note = el("p", { role: "status", id: "resource-note" });
+    const readButton = el("button", { type: "button", text: "Read" });
+    const sub = el("button", { type: "button", text: subscribed.has(res.uri) ? "Unsubscribe" : "Subscribe" });
+    readButton.addEventListener("click", () => read(res.uri, result));
+    sub.addEventListener("click", async () => {
+      const on = !subscribed.has(res.uri);
+      const answer = await request(on ? "resources/subscribe" : "resources/unsubscribe", { uri: res.uri }).catch((e) => ({ ok: false, error: e.message }));
+      if (!answer.ok) { note.textContent = "Error: " + errorText(answer); return; }
+      if (on) subscribed.add(res.uri); else subscribed.delete(res.uri);
+      sub.textContent = on ? "Unsubscribe" : "Subscribe";
+      note.textContent = on ? "Subscribed to " + res.uri : "Unsubscribed";
+    });
+    put(detail,
+      el("h3", { text: res.title || res.name || res.uri }),
+      el("p", {}, el("code", { text: res.uri }), res.mimeType ? el("span", { class: "badge", text: res.mimeType }) : null),
+      res.description ? el("p", { text: res.description }) : null,
+      el("div", { class: "buttons" }, readButton, sub),
+      note, result,
+    );
+  }
+
+  function templateVariables(template) {
+    const names = [];
+    for (const m of template.matchAll(/\{([^}]+)\}/g)) {
+      for (const part of m[1].replace(/^[+#./;?&]/, "").split(",")) {
+        const name = part.replace(/\*$/, "").replace(/:\d+$/, "");
+        if (name && !names.includes(name)) names.push(name);
+      }
+    }
+    return names;
+  }
+
+  function expandTemplate(template, values) {
+    return template.replace(/\{([^}]+)\}/g, (_, expr) => {
+      const op = /^[+#./;?&]/.test(expr) ? expr[0] : "";
+      const names = (op ? expr.slice(1) : expr).split(",").map((n) => n.replace(/\*$/, "").replace(/:\d+$/, ""));
+      const enc = (v) => (op === "+" || op === "#" ? encodeURI(v) : encodeURIComponent(v));
+      const parts = names.map((n) => (op === "?" || op === "&" || op === ";" ? n + "=" : "") + enc(values[n] || ""));
+      const sep = { "": ",", "+": ",", "#": ",", ".": ".", "/": "/", ";": ";", "?": "&", "&": "&" }[op];
+      const first = { "": "", "+": "", "#": "#", ".": ".", "/": "/", ";": ";", "?": "?", "&": "&" }[op];
+      return first + parts.join(sep);
+    });
+  }
+
+  function showTemplate(tpl) {
+    const detail = clear($("resource-detail"));
+    const vars = templateVariables(tpl.uriTemplate);
+    const schema = { type: "object", properties: Object.fromEntries(vars.map((v) => [v, { type: "string" }])), required: vars };
+    const form = schemaForm(schema, "var");
+    const result = el("div", { id: "resource-result", role: "region", "aria-label": "Contents" });
+    const error = el("p", { class: "error", role: "alert" });
+    const readButton = el("button", { type: "button", text: "Read" });
+    readButton.addEventListener("click", () => {
+      error.textContent = "";
+      let values;
+      try { values = form.read(); } catch (e) { error.textContent = e.message; return; }
+      read(expandTemplate(tpl.uriTemplate, values), result);
+    });
+    put(detail,
+      el("h3", { text: tpl.title || tpl.name || tpl.uriTemplate }),
+      el("p", {}, el("code", { text: tpl.uriTemplate })),
+      tpl.description ? el("p", { text: tpl.description }) : null,
+      form.node, el("div", { class: "buttons" }, readButton), error, result,
+    );
+  }
+
+  // ---- prompts ----
+  async function listPrompts() {
+    const list = clear($("prompts"));
+    const answer = await request("prompts/list", {}).catch((e) => ({ ok: false, error: e.message }));
+    if (!answer.ok) { list.append(el("li", { class: "error", text: errorText(answer) })); return; }
+    for (const prompt of answer.result.prompts || []) {
+      const button = el("button", { type: "button", class: "item", text: prompt.name });
+      button.addEventListener("click", () => { selectItem(list, button); showPrompt(prompt); });
+      list.append(el("li", {}, button));
+    }
+    if (!(answer.result.prompts || []).length) list.append(el("li", { class: "muted", text: "(no prompts)" }));
+  }
+  $("list-prompts").addEventListener("click", listPrompts);
+
+  function showPrompt(prompt) {
+    const detail = clear($("prompt-detail"));
+    const args = prompt.arguments || [];
+    const schema = {
+      type: "object",
+      properties: Object.fromEntries(args.map((a) => [a.name, { type: "string", description: a.description }])),
+      required: args.filter((a) => a.required).map((a) => a.name),
+    };
+    const form = schemaForm(schema, "parg");
+    const result = el("div", { id: "prompt-result", role: "region", "aria-label": "Messages" });
+    const error = el("p", { class: "error", role: "alert" });
+    const getButton = el("button", { type: "button", text: "Get" });
+    getButton.addEventListener("click", async () => {
+      error.textContent = "";
+      let values;
+      try { values = form.read(); } catch (e) { error.textContent = e.message; return; }
+      clear(result);
+      const answer = await request("prompts/get", { name: prompt.name, arguments: values }).catch((e) => ({ ok: false, error: e.message }));
+      if (!answer.ok) { put(result, el("p", { class: "error", role: "alert", text: "Error: " + errorText(answer) })); return; }
+      const r = answer.result;
+      if (r.description) put(result, el("p", { class: "muted", text: r.description }));
+      for (const m of r.messages || []) {
+        const blocks = Array.isArray(m.content) ? m.content : [m.content];
+        put(result, el("div", { class: "message" }, el("h4", { text: String(m.role) }), blocks.map(renderBlock)));
+      }
+    });
+    put(detail,
+      el("h3", { text: prompt.title || prompt.name }),
+      prompt.description ? el("p", { text: prompt.description }) : null,
+      form.node, el("div", { class: "buttons" }, getButton), error, result,
+    );
+  }
+
+  // ---- tasks ----
+  // The tasks this page started (a 2026-07-28 server has no tasks/list).
+  const knownTasks = new Map();
+  function rememberTask(task) {
+    if (task && task.taskId) knownTasks.set(task.taskId, task);
+  }
+  async function listTasks() {
+    const list = clear($("tasks"));
+    const answer = await request("tasks/list", {}).catch((e) => ({ ok: false, error: e.message }));
+    const tasks = new Map(knownTasks);
+    if (answer.ok) for (const t of answer.result.tasks || []) tasks.set(t.taskId, t);
+    else if (!tasks.size) { list.append(el("li", { class: "error", text: errorText(answer) })); return; }
+    for (const task of tasks.values()) {
+      const show = async (method) => {
+        const out = clear($("task-detail"));
+        const r = await request(method, { taskId: task.taskId }).catch((e) => ({ ok: false, error: e.message }));
+        out.append(el("h4", { text: method + " " + task.taskId }), r.ok ? el("pre", { text: json(r.result) }) : el("p", { class: "error", text: errorText(r) }));
+      };
+      list.append(el("li", {}, el("code", { text: task.taskId }), " ", el("span", { class: "badge", text: task.status }),
+        el("button", { type: "button", class: "item", onclick: () => show("tasks/get") }, "Status"),
+        el("button", { type: "button", class: "item", onclick: () => show("tasks/result") }, "Result"),
+        el("button", { type: "button", class: "item", onclick: () => show("tasks/cancel") }, "Cancel task")));
+    }
+    if (!tasks.size) list.append(el("li", { class: "muted", text: "(no tasks)" }));
+  }
+  $("list-tasks").addEventListener("click", listTasks);
+
+  // ---- logs and notifications ----
+  const logs = $("logs");
+  function logMatches(li) {
+    const f = $("log-filter").value.trim().toLowerCase();
+    return !f || li.textContent.toLowerCase().includes(f);
+  }
+  function onNotification(data) {
+    const p = data.params || {};
+    const time = new Date(data.time || Date.now()).toLocaleTimeString();
+    let summary;
+    if (data.method === "notifications/message") {
+      summary = [el("span", { class: "badge", text: String(p.level) }), p.logger ? el("span", { class: "muted", text: " " + p.logger + ":" }) : null, " " + (typeof p.data === "string" ? p.data : JSON.stringify(p.data))];
+    } else {
+      summary = [" " + JSON.stringify(p)];
+    }
+    const li = el("li", {}, el("span", { class: "muted", text: time + " " }), el("code", { text: data.method }), summary);
+    li.hidden = !logMatches(li);
+    logs.append(li);
+    while (logs.children.length > 2000) logs.removeChild(logs.firstChild);
+    if (data.method === "notifications/resources/updated") {
+      const note = $("resource-note");
+      if (note) note.textContent = "Updated: " + (p.uri || "");
+    }
+    if (data.method === "notifications/tools/list_changed" && connection) listTools();
+  }
+  $("log-filter").addEventListener("input", () => { for (const li of logs.children) li.hidden = !logMatches(li); });
+  $("clear-logs").addEventListener("click", () => clear(logs));
+  $("set-level").addEventListener("click", async () => {
+    const answer = await request("logging/setLevel", { level: $("log-level").value }).catch((e) => ({ ok: false, error: e.message }));
+    const li = el("li", { class: answer.ok ? "muted" : "error", text: answer.ok ? "Log level set to " + $("log-level").value : "Error: " + errorText(answer) });
+    logs.append(li);
+  });
+
+  // ---- history ----
+  const historyItems = new Map();
+  function onHistory(data) {
+    if (data.phase === "request") {
+      const replay = el("button", { type: "button", class: "item", text: "Replay" });
+      const method = data.request.method;
+      const params = data.request.params;
+      replay.addEventListener("click", () => request(method, params).catch(() => {}));
+      const state = el("span", { class: "badge", text: "pending" });
+      const timing = el("span", { class: "muted" });
+      const responsePre = el("pre", { text: "(waiting)" });
+      const li = el("li", {}, el("code", { text: method }), " ", state, " ", timing, " ", replay,
+        el("details", {}, el("summary", { text: "Raw JSON-RPC" }), el("h4", { text: "Request" }), el("pre", { text: json(data.request) }), el("h4", { text: "Response" }), responsePre));
+      historyItems.set(data.id, { state, timing, responsePre });
+      $("history").prepend(li);
+      while ($("history").children.length > 1000) $("history").removeChild($("history").lastChild);
+    } else {
+      const item = historyItems.get(data.id);
+      if (!item) return;
+      item.state.textContent = data.ok ? "ok" : "error";
+      if (!data.ok) item.state.classList.add("bad");
+      item.timing.textContent = data.durationMs.toFixed(1) + " ms";
+      const response = data.ok ? { jsonrpc: "2.0", result: data.result } : { jsonrpc: "2.0", error: data.error };
+      item.responsePre.textContent = json(response);
+    }
+  }
+  function onFrame(data) {
+    const wire = $("wire");
+    let text = data.text;
+    try { text = json(JSON.parse(text)); } catch { /* kept as received */ }
+    wire.append(el("li", {}, el("span", { class: "muted", text: (data.dir === "sent" ? "→ sent " : "← received ") + new Date(data.time).toLocaleTimeString() }), el("pre", { text })));
+    while (wire.children.length > 1000) wire.removeChild(wire.firstChild);
+  }
+
+  // ---- the server's questions ----
+  const questions = [];
+  let asking = null;
+  const dialog = $("ask");
+
+  function onServerRequest(data) {
+    questions.push(data);
+    nextQuestion();
+  }
+  function onServerRequestDone(data) {
+    const i = questions.findIndex((q) => q.id === data.id);
+    if (i >= 0) questions.splice(i, 1);
+    if (asking && asking.id === data.id) { asking = null; if (dialog.open) dialog.close(); nextQuestion(); }
+  }
+  async function answer(id, body) {
+    try { await api("POST", "/api/reply/" + id, body); } catch { /* already answered or gone */ }
+  }
+  function nextQuestion() {
+    if (asking || !questions.length) return;
+    asking = questions[0];
+    const q = asking;
+    const body = clear($("ask-body"));
+    const p = q.params || {};
+    const done = (reply) => { answer(q.id, reply); };
+    if (q.method === "elicitation/create" && p.mode === "url") {
+      $("ask-title").textContent = "The server asks you to open a URL";
+      const url = String(p.url || "");
+      put(body, el("p", { text: String(p.message || "") }), el("p", {}, "URL: ", el("code", { text: url })));
+      const ok = isHttpUrl(url);
+      if (!ok) put(body, el("p", { class: "error", text: "This is not an http(s) URL: it will not be opened." }));
+      const accept = el("button", { type: "button", text: "Accept" });
+      accept.addEventListener("click", () => { if (ok) window.open(url, "_blank", "noopener,noreferrer"); done({ result: { action: "accept" } }); });
+      put(body, el("p", { text: "Open it?" }), el("div", { class: "buttons" }, accept,
+        el("button", { type: "button", text: "Decline", onclick: () => done({ result: { action: "decline" } }) }),
+        el("button", { type: "button", text: "Cancel", onclick: () => done({ result: { action: "cancel" } }) })));
+    } else if (q.method === "elicitation/create") {
+      $("ask-title").textContent = "The server asks for input";
+      const form = schemaForm(p.requestedSchema || {}, "elicit");
+      const error = el("p", { class: "error", role: "alert" });
+      const accept = el("button", { type: "button", text: "Accept" });
+      accept.addEventListener("click", () => {
+        let content;
+        try { content = form.read(); } catch (e) { error.textContent = e.message; return; }
+        done({ result: { action: "accept", content } });
+      });
+      put(body, el("p", { text: String(p.message || "") }), form.node, error, el("div", { class: "buttons" }, accept,
+        el("button", { type: "button", text: "Decline", onclick: () => done({ result: { action: "decline" } }) }),
+        el("button", { type: "button", text: "Cancel", onclick: () => done({ result: { action: "cancel" } }) })));
+    } else if (q.method === "sampling/createMessage") {
+      $("ask-title").textContent = "The server asks for a model's answer";
+      if (p.systemPrompt) put(body, el("p", { class: "muted", text: "System: " + p.systemPrompt }));
+      for (const m of p.messages || []) {
+        const blocks = Array.isArray(m.content) ? m.content : [m.content];
+        put(body, el("div", { class: "message" }, el("h4", { text: String(m.role) }), blocks.map(renderBlock)));
+      }
+      const text = el("textarea", { id: "sampling-response", rows: "4" });
+      const model = el("input", { id: "sampling-model", type: "text", value: "mcpwire-inspector" });
+      const send = el("button", { type: "button", text: "Send" });
+      send.addEventListener("click", () => done({ result: { role: "assistant", content: { type: "text", text: text.value }, model: model.value || "mcpwire-inspector", stopReason: "endTurn" } }));
+      put(body, el("div", { class: "field" }, el("label", { for: "sampling-response", text: "Response" }), text),
+        el("div", { class: "field" }, el("label", { for: "sampling-model", text: "Model" }), model),
+        el("div", { class: "buttons" }, send, el("button", { type: "button", text: "Decline", onclick: () => done({ error: { code: -1, message: "declined by the user" } }) })));
+    } else {
+      $("ask-title").textContent = "The server sent " + q.method;
+      put(body, el("pre", { text: json(p) }), el("button", { type: "button", text: "Decline", onclick: () => done({ error: { code: -32601, message: "not supported by the inspector" } }) }));
+    }
+    if (!dialog.open) dialog.showModal();
+  }
+  dialog.addEventListener("cancel", (ev) => {
+    // Escape: the question stays asked until answered.
+    ev.preventDefault();
+  });
+
+  // ---- the event stream ----
+  async function events() {
+    for (;;) {
+      try {
+        const response = await fetch("/api/events", { headers: { Authorization: "Bearer " + token } });
+        if (response.status === 401) { $("no-token").hidden = false; return; }
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buffer.indexOf("\n\n")) >= 0) {
+            const chunk = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const data = chunk.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+            if (data) dispatch(JSON.parse(data));
+          }
+        }
+      } catch { /* reconnect below */ }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+  const seen = { seq: 0 };
+  function dispatch(event) {
+    if (event.seq <= seen.seq) return;
+    seen.seq = event.seq;
+    const d = event.data || {};
+    switch (event.kind) {
+      case "notification": onNotification(d); break;
+      case "progress": onProgress(d); break;
+      case "history": onHistory(d); break;
+      case "frame": onFrame(d); break;
+      case "serverRequest": onServerRequest(d); break;
+      case "serverRequestDone": onServerRequestDone(d); break;
+      case "state":
+        if (d.connected) { showConnection(d.connection); $("connect-error").textContent = ""; }
+        else if (d.connecting) status.textContent = "Connecting to " + (d.target || "") + "…";
+        else if (connection) { showConnection(null); if (d.reason) $("connect-error").textContent = d.reason; }
+        break;
+    }
+  }
+
+  // ---- start ----
+  async function start() {
+    if (!token) { $("no-token").hidden = false; return; }
+    events();
+    try {
+      const state = await api("GET", "/api/state");
+      $("roots").value = (state.roots || []).map((r) => r.uri).join("\n");
+      if (state.connected) {
+        showConnection(state.connection);
+        $("target").value = state.connection.target;
+        listTools();
+      } else if (state.initialTarget) {
+        initialTarget = state.initialTarget;
+        $("target").value = state.initialTarget;
+        connect();
+      }
+    } catch (e) {
+      $("connect-error").textContent = e.message;
+    }
+  }
+  start();
+})();

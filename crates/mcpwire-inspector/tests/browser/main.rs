@@ -1,0 +1,432 @@
+//! The inspector end to end in a real headless Chromium, driven over WebDriver (fantoccini
+//! and chromedriver), against the reference server: `mcp serve` over stdio in both eras, and
+//! over HTTP. Everything is found by its accessible name (tabs, buttons, labelled inputs,
+//! the dialog), as a user would. A screenshot of a failure is kept in
+//! target/inspector-screenshots/.
+//!
+//! Needs `chromium` and `chromedriver` (Debian: `apt-get install chromium chromium-driver`)
+//! and the `mcp` binary (`cargo build --profile test-release -p mcpwire-cli`, or `MCP_BIN`).
+//! Run by scripts/test's `browser` step:
+//! `cargo nextest run --cargo-profile test-release -p mcpwire-inspector --features browser-tests -E 'binary(browser)'`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use mcpwire_inspector::{Inspector, RunningInspector, Target};
+use serde_json::json;
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+/// The longest the page may take to show something.
+const WAIT: Duration = Duration::from_secs(20);
+
+fn mcp_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("MCP_BIN") {
+        // scripts/test names it from the workspace's root (tests run in the crate's directory).
+        let bin = PathBuf::from(bin);
+        return if bin.is_absolute() { bin } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(bin) };
+    }
+    // target/<profile>/deps/browser-… → target/<profile>/mcp
+    let exe = std::env::current_exe().expect("the test's path");
+    let bin = exe.parent().and_then(|d| d.parent()).map(|d| d.join("mcp")).expect("target/<profile>");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (cargo build --profile test-release -p mcpwire-cli) or set MCP_BIN",
+        bin.display()
+    );
+    bin
+}
+
+fn screenshots() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let target = exe.ancestors().nth(3).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"));
+    target.join("inspector-screenshots")
+}
+
+/// chromedriver on a free loopback port, killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+async fn driver() -> Driver {
+    let program = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let port = free_port();
+    let child = Command::new(&program)
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program} ({e}): apt-get install chromium chromium-driver"));
+    let driver = Driver { child, url: format!("http://127.0.0.1:{port}") };
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let start = Instant::now();
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        assert!(start.elapsed() < WAIT, "chromedriver did not listen on {addr} in time");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    driver
+}
+
+async fn browser(driver: &Driver) -> Client {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": chromium, "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"]}),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot start a Chromium session: {e}"))
+}
+
+/// Runs `scenario` in a fresh browser; on failure keeps a screenshot and fails the test.
+async fn run<F, Fut>(name: &str, scenario: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = Result>,
+{
+    let driver = driver().await;
+    let client = browser(&driver).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(180), scenario(client.clone()))
+        .await
+        .unwrap_or_else(|_| Err("the scenario did not finish in 180 s".into()));
+    let dir = screenshots();
+    let _ = std::fs::create_dir_all(&dir);
+    let shot = dir.join(if outcome.is_ok() { format!("{name}-ok.png") } else { format!("{name}-failed.png") });
+    if let Ok(png) = client.screenshot().await {
+        let _ = std::fs::write(&shot, png);
+    }
+    let _ = client.close().await;
+    if let Err(e) = outcome {
+        panic!("{name}: {e} (screenshot: {})", shot.display());
+    }
+}
+
+/// The page of an inspector.
+struct Page {
+    c: Client,
+}
+
+fn quote(text: &str) -> String {
+    if !text.contains('\'') {
+        format!("'{text}'")
+    } else {
+        format!("concat('{}')", text.replace('\'', "', \"'\", '"))
+    }
+}
+
+impl Page {
+    async fn open(c: Client, inspector: &RunningInspector) -> Result<Self> {
+        c.goto(inspector.url()).await.map_err(|e| format!("goto: {e}"))?;
+        Ok(Self { c })
+    }
+
+    /// Waits for the first element at `xpath` that is displayed.
+    async fn find(&self, xpath: &str) -> Result<fantoccini::elements::Element> {
+        let start = Instant::now();
+        loop {
+            if let Ok(found) = self.c.find_all(Locator::XPath(xpath)).await {
+                for e in found {
+                    if e.is_displayed().await.unwrap_or(false) {
+                        return Ok(e);
+                    }
+                }
+            }
+            if start.elapsed() > WAIT {
+                return Err(format!("nothing visible at {xpath} after {WAIT:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until the element with this id shows `text`.
+    async fn wait_text(&self, id: &str, text: &str) -> Result<String> {
+        let start = Instant::now();
+        let mut last = String::new();
+        loop {
+            if let Ok(e) = self.c.find(Locator::Id(id)).await {
+                // textContent: the text of a closed <details> counts too.
+                last = e.prop("textContent").await.ok().flatten().unwrap_or_default();
+                if last.contains(text) {
+                    return Ok(last);
+                }
+            }
+            if start.elapsed() > WAIT {
+                return Err(format!("#{id} never showed {text:?}; it shows {last:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Clicks the button named `name` (within `scope`, an XPath prefix, or anywhere).
+    async fn click(&self, scope: &str, name: &str) -> Result {
+        let e = self.find(&format!("{scope}//button[normalize-space()={}]", quote(name))).await?;
+        e.click().await.map_err(|e| format!("click {name}: {e}"))
+    }
+
+    async fn tab(&self, name: &str) -> Result {
+        let e = self.find(&format!("//*[@role='tab' and normalize-space()={}]", quote(name))).await?;
+        e.click().await.map_err(|e| format!("tab {name}: {e}"))
+    }
+
+    /// Types `value` into the input labelled `label` (within `scope`), replacing what it had.
+    async fn fill(&self, scope: &str, label: &str, value: &str) -> Result {
+        let l = self.find(&format!("{scope}//label[normalize-space()={}]", quote(label))).await?;
+        let id = l.attr("for").await.map_err(|e| e.to_string())?.ok_or(format!("label {label} has no for"))?;
+        let input = self.c.find(Locator::Id(&id)).await.map_err(|e| format!("the input of {label}: {e}"))?;
+        input.clear().await.map_err(|e| e.to_string())?;
+        input.send_keys(value).await.map_err(|e| format!("typing into {label}: {e}"))
+    }
+
+    async fn select(&self, id: &str, value: &str) -> Result {
+        let select = self.c.find(Locator::Id(id)).await.map_err(|e| e.to_string())?;
+        select.select_by_value(value).await.map_err(|e| format!("select {id}={value}: {e}"))
+    }
+
+    /// Calls a tool through its form.
+    async fn call_tool(&self, tool: &str, args: &[(&str, &str)]) -> Result {
+        self.tab("Tools").await?;
+        self.click("//*[@id='tools']", tool).await?;
+        self.find(&format!("//*[@id='tool-detail']/h3[contains(., {})]", quote(tool))).await?;
+        for (label, value) in args {
+            self.fill("//*[@id='tool-detail']", label, value).await?;
+        }
+        self.click("//*[@id='tool-detail']", "Call").await
+    }
+}
+
+fn serve_target() -> Target {
+    let bin = mcp_bin();
+    Target::parse(&format!("'{}' serve", bin.display())).expect("a command line")
+}
+
+async fn the_common_scenario(p: &Page) -> Result {
+    // Tools: a form from the schema, the result rendered.
+    p.call_tool("echo", &[("text", "hello from the browser")]).await?;
+    p.wait_text("tool-result", "hello from the browser").await?;
+    p.call_tool("add", &[("a", "2"), ("b", "3.5")]).await?;
+    p.wait_text("tool-result", "\"sum\": 5.5").await?;
+    // A server request in a dialog, its fields labelled by property name.
+    p.call_tool("test_elicitation", &[("message", "Who are you?")]).await?;
+    let dialog = "//*[@role='dialog']";
+    p.find(&format!("{dialog}//*[contains(., 'Who are you?')]")).await?;
+    p.fill(dialog, "username", "ada").await?;
+    p.fill(dialog, "email", "ada@example.com").await?;
+    p.click(dialog, "Accept").await?;
+    p.wait_text("tool-result", "action=accept").await?;
+    p.wait_text("tool-result", "ada@example.com").await?;
+    // A log message.
+    p.call_tool("test_tool_with_logging", &[]).await?;
+    p.wait_text("tool-result", "Tool with logging executed successfully").await?;
+    p.tab("Logs").await?;
+    p.wait_text("logs", "Tool execution started").await?;
+    // Resources: read one, and a template with a field per variable.
+    p.tab("Resources").await?;
+    p.click("", "List resources").await?;
+    p.click("//*[@id='resources']", "static-text").await?;
+    p.click("//*[@id='resource-detail']", "Read").await?;
+    p.wait_text("resource-result", "This is the content of the static text resource.").await?;
+    p.click("//*[@id='templates']", "test://template/{id}/data").await?;
+    p.fill("//*[@id='resource-detail']", "id", "42").await?;
+    p.click("//*[@id='resource-detail']", "Read").await?;
+    p.wait_text("resource-result", "Data for ID: 42").await?;
+    // Prompts: arguments, messages rendered.
+    p.tab("Prompts").await?;
+    p.click("", "List prompts").await?;
+    p.click("//*[@id='prompts']", "test_prompt_with_arguments").await?;
+    p.fill("//*[@id='prompt-detail']", "arg1", "first").await?;
+    p.fill("//*[@id='prompt-detail']", "arg2", "second").await?;
+    p.click("//*[@id='prompt-detail']", "Get").await?;
+    p.wait_text("prompt-result", "arg1='first'").await?;
+    // History: every request, with its raw JSON-RPC.
+    p.tab("History").await?;
+    p.wait_text("history", "tools/call").await?;
+    p.wait_text("history", "prompts/get").await?;
+    p.wait_text("history", "resources/read").await?;
+    // Replay: the request is sent again, and listed again.
+    let before = p.c.find_all(Locator::XPath("//*[@id='history']/li")).await.map_err(|e| e.to_string())?.len();
+    p.click("//*[@id='history']/li[1]", "Replay").await?;
+    let start = Instant::now();
+    while p.c.find_all(Locator::XPath("//*[@id='history']/li")).await.map_err(|e| e.to_string())?.len() <= before {
+        if start.elapsed() > WAIT {
+            return Err("the replayed request is not in the history".into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_stdio_modern() {
+    let inspector = Inspector::builder().target(Some(serve_target())).build().await.expect("inspector");
+    run("stdio-modern", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        // The page connects to the target it was started with.
+        p.wait_text("revision", "2026-07-28").await?;
+        p.wait_text("server-transport", "stdio").await?;
+        p.find("//*[@id='tools']//button[normalize-space()='echo']").await?;
+        the_common_scenario(&p).await?;
+        // A task-augmented call, followed in the Tasks tab.
+        p.tab("Tools").await?;
+        p.click("//*[@id='tools']", "test_task_required").await?;
+        p.find("//*[@id='tool-detail']/h3[contains(., 'test_task_required')]").await?;
+        let task_box = p.find("//label[normalize-space()='Run as a task']").await?;
+        task_box.click().await.map_err(|e| e.to_string())?;
+        p.click("//*[@id='tool-detail']", "Call").await?;
+        p.wait_text("tool-result", "Running as task").await?;
+        p.tab("Tasks").await?;
+        p.click("", "List tasks").await?;
+        p.click("//*[@id='tasks']", "Result").await?;
+        p.wait_text("task-detail", "Ran as task").await?;
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_stdio_legacy_with_sampling() {
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    let target = serve_target().label();
+    run("stdio-legacy", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        p.fill("", "Target", &target).await?;
+        p.select("era", "legacy").await?;
+        p.click("", "Connect").await?;
+        p.wait_text("revision", "2025-11-25").await?;
+        p.wait_text("server-era", "legacy").await?;
+        the_common_scenario(&p).await?;
+        // Sampling: a dialog with a Response box and Send.
+        p.call_tool("test_sampling", &[("prompt", "What is 2+2?")]).await?;
+        let dialog = "//*[@role='dialog']";
+        p.find(&format!("{dialog}//*[contains(., 'What is 2+2?')]")).await?;
+        p.fill(dialog, "Response", "four").await?;
+        p.click(dialog, "Send").await?;
+        p.wait_text("tool-result", "LLM response: four").await?;
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_http_target() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let http = mcpwire_http::McpHttp::new(mcpwire_reference::server(), mcpwire_http::HttpConfig::default());
+    let server = tokio::spawn(http.serve(listener));
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    run("http", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
+        p.click("", "Connect").await?;
+        p.wait_text("revision", "2026-07-28").await?;
+        p.call_tool("echo", &[("text", "over http")]).await?;
+        p.wait_text("tool-result", "over http").await?;
+        // A long call: its progress shown, then cancelled from the page.
+        p.call_tool("test_long_running_task", &[("steps", "100"), ("delayMs", "200")]).await?;
+        p.wait_text("tool-progress", "/ 100").await?;
+        p.click("//*[@id='tool-detail']", "Cancel").await?;
+        p.wait_text("tool-result", "cancelled").await?;
+        // The legacy HTTP+SSE transport.
+        p.fill("", "Target", &format!("http://{addr}/sse")).await?;
+        p.select("transport", "sse").await?;
+        p.select("era", "legacy").await?;
+        p.click("", "Connect").await?;
+        p.wait_text("server-transport", "sse").await?;
+        p.wait_text("revision", "2025-11-25").await?;
+        p.call_tool("echo", &[("text", "over sse")]).await?;
+        p.wait_text("tool-result", "over sse").await?;
+        // The export of the target: its mcpServers entry.
+        p.wait_text("export", &format!("http://{addr}/sse")).await?;
+        Ok(())
+    })
+    .await;
+    server.abort();
+}
+
+/// A server whose every word is hostile: markup in its texts, a `javascript:` link, a URL
+/// elicitation to a `javascript:` URL.
+fn hostile_server() -> mcpwire_server::Server {
+    use mcpwire_protocol::types::{CallToolResult, ElicitParams, Tool};
+    let server = mcpwire_server::Server::builder("<b>hostile</b>", "1").build();
+    server.add_tool(
+        Tool::new("hostile", "<img src=x onerror=alert(1)> describes itself", json!({"type": "object", "properties": {}})),
+        |_, ctx: mcpwire_server::Context| async move {
+            let asked = ctx
+                .elicit(ElicitParams {
+                    mode: Some("url".into()),
+                    message: "<script>alert(1)</script> please open".into(),
+                    requested_schema: None,
+                    url: Some("javascript:alert(1)".into()),
+                    elicitation_id: Some("e1".into()),
+                })
+                .await?;
+            let result = json!({"content": [
+                {"type": "text", "text": format!("<img id=injected src=x onerror=alert(1)> answered {}", asked.action)},
+                {"type": "resource_link", "uri": "javascript:alert(2)", "name": "<a href=javascript:alert(3)>click</a>"},
+                {"type": "image", "data": "x", "mimeType": "text/html"}
+            ]});
+            Ok(serde_json::from_value::<CallToolResult>(result).expect("a result"))
+        },
+    );
+    server
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_server_data_is_shown_as_text_only() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let http = mcpwire_http::McpHttp::new(hostile_server(), mcpwire_http::HttpConfig::default());
+    let server = tokio::spawn(http.serve(listener));
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    run("hostile", |c| async move {
+        let p = Page::open(c.clone(), &inspector).await?;
+        p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
+        p.click("", "Connect").await?;
+        p.wait_text("server-name", "<b>hostile</b>").await?;
+        p.call_tool("hostile", &[]).await?;
+        // The URL elicitation: the URL shown as text, not opened, consent asked.
+        let dialog = "//*[@role='dialog']";
+        p.find(&format!("{dialog}//*[contains(., 'javascript:alert(1)')]")).await?;
+        p.find(&format!("{dialog}//*[contains(., 'not an http(s) URL')]")).await?;
+        p.find(&format!("{dialog}//*[contains(., '<script>alert(1)</script> please open')]")).await?;
+        p.click(dialog, "Decline").await?;
+        p.wait_text("tool-result", "<img id=injected src=x onerror=alert(1)> answered decline").await?;
+        p.wait_text("tool-result", "<a href=javascript:alert(3)>click</a>").await?;
+        // Nothing of it became markup: no injected element, no javascript: link, no script ran.
+        let injected =
+            c.find_all(Locator::Css("#injected, script:not([src]), a[href^='javascript'], dialog script")).await;
+        let count = injected.map(|v| v.len()).map_err(|e| e.to_string())?;
+        if count != 0 {
+            return Err(format!("{count} element(s) made of server data"));
+        }
+        let images = c.find_all(Locator::Css("#tool-result img")).await.map_err(|e| e.to_string())?;
+        if !images.is_empty() {
+            return Err("an image of type text/html was shown".into());
+        }
+        let alerted = c.execute("return document.title", vec![]).await.map_err(|e| format!("no alert is open: {e}"))?;
+        if alerted != json!("MCP Inspector") {
+            return Err(format!("the title is {alerted}"));
+        }
+        Ok(())
+    })
+    .await;
+    server.abort();
+}
