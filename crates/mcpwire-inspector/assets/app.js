@@ -38,6 +38,13 @@
   const json = (v) => JSON.stringify(v, null, 2);
   const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); return node; };
   const isHttpUrl = (u) => { try { const p = new URL(u); return p.protocol === "http:" || p.protocol === "https:"; } catch { return false; } };
+  /** An icon's source that may be shown: an http(s) URL, or a data: URL of an image type. */
+  const isIconSrc = (u) => typeof u === "string" && (isHttpUrl(u) || /^data:image\/[a-z0-9.+-]+[;,]/i.test(u));
+  /** The icons of an item (tool), as <img alt=""> (decorative: the name is beside them),
+   *  at most three, only from sources that may be shown; anything else is left out. */
+  const icons = (item) => (Array.isArray(item && item.icons) ? item.icons : [])
+    .filter((i) => i && isIconSrc(i.src)).slice(0, 3)
+    .map((i) => el("img", { class: "icon", src: i.src, alt: "", referrerpolicy: "no-referrer", loading: "lazy" }));
   let nextId = 1;
   const newId = () => "p" + (nextId++) + "-" + Date.now().toString(36);
 
@@ -238,6 +245,7 @@
     const required = new Set((schema && schema.required) || []);
     const wrap = el("div", { class: "form" });
     const readers = [];
+    const inputs = {};
     for (const [name, prop0] of Object.entries(props)) {
       const prop = prop0 || {};
       const id = prefix + "-" + (fieldSeq++);
@@ -283,9 +291,11 @@
       const help = prop.description ? el("small", { class: "muted", text: prop.description }) : null;
       wrap.append(el("div", { class: "field" }, el("span", {}, label, mark, type ? el("span", { class: "badge", text: type }) : null), input, help));
       readers.push([name, read]);
+      inputs[name] = input;
     }
     return {
       node: wrap,
+      inputs,
       read() {
         const out = {};
         for (const [name, read] of readers) {
@@ -298,11 +308,48 @@
     };
   }
 
+  // ---- completions ----
+  let completionSeq = 0;
+
+  /** Offers the server's completions (completion/complete, debounced) for the text inputs of
+   *  `form` in a <datalist>, when the server declares the completions capability; `ref` is
+   *  the prompt's or the template's reference. */
+  function offerCompletions(form, ref) {
+    if (!connection || !connection.capabilities || !connection.capabilities.completions) return;
+    for (const [name, input] of Object.entries(form.inputs)) {
+      if (input.tagName !== "INPUT" || input.type !== "text") continue;
+      const list = el("datalist", { id: "complete-" + (completionSeq++) });
+      input.setAttribute("list", list.id);
+      input.after(list);
+      let timer = null;
+      let asked = 0;
+      input.addEventListener("input", () => {
+        clearTimeout(timer);
+        timer = setTimeout(async () => {
+          const mine = ++asked;
+          const others = {};
+          for (const [n, i] of Object.entries(form.inputs)) if (n !== name && typeof i.value === "string" && i.value !== "") others[n] = i.value;
+          const params = { ref, argument: { name, value: input.value } };
+          if (Object.keys(others).length) params.context = { arguments: others };
+          const answer = await request("completion/complete", params).catch(() => null);
+          if (mine !== asked || !answer || !answer.ok) return;
+          const values = ((answer.result && answer.result.completion && answer.result.completion.values) || []).slice(0, 100);
+          clear(list);
+          for (const v of values) if (typeof v === "string") list.append(el("option", { value: v }));
+        }, 250);
+      });
+    }
+  }
+
   // ---- tools ----
   let tools = [];
+  let toolsAsked = 0;
   async function listTools() {
-    const list = clear($("tools"));
+    // Lists asked for at once (at connect, on list_changed, by the button): the last one wins.
+    const mine = ++toolsAsked;
     const answer = await request("tools/list", {}).catch((e) => ({ ok: false, error: e.message }));
+    if (mine !== toolsAsked) return;
+    const list = clear($("tools"));
     if (!answer.ok) { list.append(el("li", { class: "error", text: errorText(answer) })); return; }
     tools = answer.result.tools || [];
     for (const tool of tools) {
@@ -315,7 +362,7 @@
       if (a.idempotentHint) badges.push("idempotent");
       if (a.openWorldHint) badges.push("open world");
       if (tool.execution && tool.execution.taskSupport && tool.execution.taskSupport !== "forbidden") badges.push("task: " + tool.execution.taskSupport);
-      list.append(el("li", {}, button, badges.map((b) => el("span", { class: "badge", text: b }))));
+      list.append(el("li", {}, icons(tool), button, badges.map((b) => el("span", { class: "badge", text: b }))));
     }
     if (!tools.length) list.append(el("li", { class: "muted", text: "(no tools)" }));
   }
@@ -324,6 +371,7 @@
   let currentCall = null;
   function showTool(tool) {
     const detail = clear($("tool-detail"));
+    const title = tool.title || (tool.annotations && typeof tool.annotations.title === "string" ? tool.annotations.title : "");
     const form = schemaForm(tool.inputSchema || {}, "arg");
     const result = el("div", { id: "tool-result", role: "region", "aria-label": "Result" });
     const progress = el("div", { id: "tool-progress", role: "status" });
@@ -332,7 +380,7 @@
     const cancel = el("button", { type: "button", text: "Cancel", disabled: true });
     const error = el("p", { class: "error", role: "alert" });
     put(detail,
-      el("h3", { text: tool.title ? tool.title + " (" + tool.name + ")" : tool.name }),
+      el("h3", {}, icons(tool), title ? title + " (" + tool.name + ")" : tool.name),
       tool.description ? el("p", { text: tool.description }) : null,
       tool.annotations ? el("details", {}, el("summary", { text: "Annotations" }), el("pre", { text: json(tool.annotations) })) : null,
       el("details", {}, el("summary", { text: "Input schema" }), el("pre", { text: json(tool.inputSchema || {}) })),
@@ -480,6 +528,7 @@
       tpl.description ? el("p", { text: tpl.description }) : null,
       form.node, el("div", { class: "buttons" }, readButton), error, result,
     );
+    offerCompletions(form, { type: "ref/resource", uri: tpl.uriTemplate });
   }
 
   // ---- prompts ----
@@ -527,6 +576,7 @@
       prompt.description ? el("p", { text: prompt.description }) : null,
       form.node, el("div", { class: "buttons" }, getButton), error, result,
     );
+    offerCompletions(form, { type: "ref/prompt", name: prompt.name });
   }
 
   // ---- tasks ----

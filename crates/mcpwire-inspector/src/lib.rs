@@ -4,8 +4,10 @@
 //! page (embedded in the binary: no Node, no build step) and an API over the
 //! [`mcpwire_client`] library. From the page one connects to a server of either era over stdio,
 //! Streamable HTTP or HTTP+SSE, lists and calls its tools (forms built from their input
-//! schemas), reads its resources, gets its prompts, answers what it asks (elicitation,
-//! sampling, roots), follows its logs and notifications, and sees every message exchanged.
+//! schemas, with their icons and annotations), reads its resources, gets its prompts (the
+//! server's completions offered for template variables and prompt arguments), answers what it
+//! asks (elicitation, sampling, roots), follows its logs and notifications, and sees every
+//! message exchanged.
 //!
 //! Secure by default:
 //! - it binds a loopback address (a random free port unless one is given); any other address
@@ -17,7 +19,8 @@
 //! - a request whose `Origin` is not the inspector's own is refused (403), and so is one
 //!   whose `Host` is not the inspector's address (421: DNS rebinding);
 //! - the page has a strict Content-Security-Policy (scripts only from itself, none inline),
-//!   and shows whatever a server sends as text.
+//!   and shows whatever a server sends as text (images only from `data:` URLs of an image
+//!   type, and a tool's icons from http(s) too).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcpwire_inspector::InspectorError> {

@@ -13,8 +13,10 @@ use rand::RngCore;
 use crate::api::AppState;
 
 /// The page's Content-Security-Policy: everything from the inspector itself, no inline
-/// script or style; images and audio of results as `data:` URLs; no framing.
-pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+/// script or style; images and audio of results as `data:` URLs, and the icons of tools
+/// from http(s) too; no framing.
+pub(crate) const CSP: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https: http:; \
      media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// A fresh token: 256 random bits, hex.

@@ -3,10 +3,12 @@
 //! A minimal reading of TARGET: an `http(s)://` URL is a server over HTTP (Streamable HTTP,
 //! falling back to HTTP+SSE, unless told which); anything else is a command line run as a
 //! child process over stdio. An embedder resolves names of its own (configured servers)
-//! with [`crate::InspectorBuilder::resolver`] and hands a resolved [`Target`].
+//! with [`crate::InspectorBuilder::resolver`] and hands a resolved [`Target`]: a target of
+//! [`mcpwire_client::target`] (`Target::from`), with the HTTP transport the page chose.
 
 use std::sync::Arc;
 
+use mcpwire_client::target::Target as ClientTarget;
 use mcpwire_transport::child::{ChildCommand, ChildProcess, StderrMode};
 use mcpwire_transport::http::{HttpMode, HttpOptions};
 use mcpwire_transport::Connection;
@@ -42,32 +44,28 @@ impl TransportChoice {
     }
 }
 
-/// A server to connect to.
+/// A server to connect to: a target of the client library ([`mcpwire_client::target`]: a
+/// command line or a URL, perhaps named in an `mcpServers` file) and, for an HTTP server,
+/// the transport the page asked for.
 #[derive(Debug, Clone)]
-pub enum Target {
-    /// A server process spoken to over its stdin and stdout.
-    Stdio {
-        /// What to run.
-        command: ChildCommand,
-        /// Its name, when it came from a configuration.
-        name: Option<String>,
-    },
-    /// A server reached over HTTP.
-    Http {
-        /// Its URL.
-        url: String,
-        /// Headers sent with every request.
-        headers: Vec<(String, String)>,
-        /// Streamable HTTP (with HTTP+SSE fallback), or one of them only.
-        mode: HttpMode,
-        /// Its name, when it came from a configuration.
-        name: Option<String>,
-    },
+pub struct Target {
+    /// The server.
+    pub spec: ClientTarget,
+    /// For an HTTP server: Streamable HTTP with HTTP+SSE fallback, or one of them only
+    /// (ignored for stdio).
+    pub mode: HttpMode,
 }
 
-fn is_url(text: &str) -> bool {
-    let lower = text.trim_start().to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
+impl From<ClientTarget> for Target {
+    /// The target as resolved: HTTP+SSE when its config entry says so, else Streamable HTTP
+    /// with the HTTP+SSE fallback.
+    fn from(spec: ClientTarget) -> Self {
+        let mode = match &spec {
+            ClientTarget::Http { sse: true, .. } => HttpMode::Sse,
+            _ => HttpMode::Auto,
+        };
+        Self { spec, mode }
+    }
 }
 
 impl Target {
@@ -77,7 +75,8 @@ impl Target {
         Self::parse_with(text, TransportChoice::Auto)
     }
 
-    /// Reads a target with the transport asked for.
+    /// Reads a target with the transport asked for (no name is looked up: see
+    /// [`crate::InspectorBuilder::resolver`]).
     pub fn parse_with(text: &str, transport: TransportChoice) -> Result<Self, String> {
         let text = text.trim();
         if text.is_empty() {
@@ -90,7 +89,7 @@ impl Target {
             (TransportChoice::Sse, true) => HttpMode::Sse,
             (TransportChoice::Auto | TransportChoice::Stdio, false) => {
                 let command = ChildCommand::parse(text).map_err(|e| format!("the command line {text:?}: {e}"))?;
-                return Ok(Self::Stdio { command, name: None });
+                return Ok(ClientTarget::Stdio { command, named: None, searched: None }.into());
             }
             (TransportChoice::Stdio, true) => {
                 return Err("a URL is not a command line: choose an HTTP transport".into())
@@ -99,12 +98,20 @@ impl Target {
                 return Err(format!("{text:?} is not an http(s) URL"));
             }
         };
-        Ok(Self::Http { url: text.to_owned(), headers: Vec::new(), mode, name: None })
+        let spec = ClientTarget::Http {
+            url: text.to_owned(),
+            headers: Vec::new(),
+            bearer: None,
+            sse: mode == HttpMode::Sse,
+            named: None,
+        };
+        Ok(Self { spec, mode })
     }
 
-    /// Replaces the HTTP headers (for an HTTP target; ignored for stdio).
+    /// Adds HTTP headers, each replacing one of the same name (for an HTTP target; ignored
+    /// for stdio).
     pub fn with_headers(mut self, extra: Vec<(String, String)>) -> Self {
-        if let Self::Http { headers, .. } = &mut self {
+        if let ClientTarget::Http { headers, .. } = &mut self.spec {
             for (name, value) in extra {
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
                 headers.push((name, value));
@@ -115,33 +122,42 @@ impl Target {
 
     /// How the page names the target: the command line or the URL.
     pub fn label(&self) -> String {
-        match self {
-            Self::Stdio { command, .. } => command.display(),
-            Self::Http { url, .. } => url.clone(),
+        match &self.spec {
+            ClientTarget::Stdio { command, .. } => command.display(),
+            ClientTarget::Http { url, .. } => url.clone(),
         }
     }
 
     /// `stdio`, `streamable-http`, `sse` or `http` (either of the last two).
     pub fn transport(&self) -> &'static str {
-        match self {
-            Self::Stdio { .. } => "stdio",
-            Self::Http { mode: HttpMode::Streamable, .. } => "streamable-http",
-            Self::Http { mode: HttpMode::Sse, .. } => "sse",
-            Self::Http { .. } => "http",
+        match (&self.spec, self.mode) {
+            (ClientTarget::Stdio { .. }, _) => "stdio",
+            (_, HttpMode::Streamable) => "streamable-http",
+            (_, HttpMode::Sse) => "sse",
+            _ => "http",
+        }
+    }
+
+    /// The configured name of the target, if it has one.
+    fn name(&self) -> Option<String> {
+        match &self.spec {
+            ClientTarget::Stdio { named, .. } | ClientTarget::Http { named, .. } => {
+                named.as_ref().map(|(n, _)| n.clone())
+            }
         }
     }
 
     /// The `mcpServers` entry of this target (for a configuration file), by its name.
     pub fn server_entry(&self) -> Value {
-        let (name, entry) = match self {
-            Self::Stdio { command, name } => {
+        let (name, entry) = match &self.spec {
+            ClientTarget::Stdio { command, .. } => {
                 let args: Vec<String> = command.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
                 let program = command.get_program().to_string_lossy().into_owned();
-                (name.clone().unwrap_or_else(|| default_name(&program)), json!({"command": program, "args": args}))
+                (self.name().unwrap_or_else(|| default_name(&program)), json!({"command": program, "args": args}))
             }
-            Self::Http { url, headers, mode, name } => {
+            ClientTarget::Http { url, headers, .. } => {
                 let mut entry = Map::new();
-                if *mode == HttpMode::Sse {
+                if self.mode == HttpMode::Sse {
                     entry.insert("type".into(), "sse".into());
                 } else {
                     entry.insert("type".into(), "http".into());
@@ -152,31 +168,44 @@ impl Target {
                         headers.iter().map(|(n, v)| (n.clone(), Value::from(v.as_str()))).collect();
                     entry.insert("headers".into(), Value::Object(headers));
                 }
-                (name.clone().unwrap_or_else(|| "server".into()), Value::Object(entry))
+                (self.name().unwrap_or_else(|| "server".into()), Value::Object(entry))
             }
         };
         json!({ "mcpServers": { name: entry } })
     }
 
-    /// Starts the process or opens the HTTP connection.
+    /// Starts the process (its stderr logged) or opens the HTTP connection.
     pub(crate) fn open(&self) -> Result<(Connection, Option<ChildProcess>), String> {
-        match self {
-            Self::Stdio { command, .. } => {
-                let (connection, child) = command
-                    .clone()
-                    .stderr(StderrMode::Log)
-                    .spawn()
-                    .map_err(|e| format!("cannot start `{}`: {}", command.display(), chain(&e)))?;
-                Ok((connection, Some(child)))
+        match &self.spec {
+            ClientTarget::Stdio { command, named, searched } => {
+                let spec = ClientTarget::Stdio {
+                    command: command.clone().stderr(StderrMode::Log),
+                    named: named.clone(),
+                    searched: searched.clone(),
+                };
+                let opened = spec.open().map_err(|e| e.to_string())?;
+                Ok((opened.connection, opened.child))
             }
-            Self::Http { url, headers, mode, .. } => {
-                let options = HttpOptions { headers: headers.clone(), mode: *mode, ..Default::default() };
+            // The client library opens Streamable HTTP with fallback or HTTP+SSE; the page may
+            // also ask for Streamable HTTP only: the transport is told the mode itself.
+            ClientTarget::Http { url, headers, bearer, .. } => {
+                let options = HttpOptions {
+                    headers: headers.clone(),
+                    bearer: bearer.clone(),
+                    mode: self.mode,
+                    ..Default::default()
+                };
                 let connection =
                     mcpwire_transport::http::connect(url, options).map_err(|e| format!("{url}: {}", chain(&e)))?;
                 Ok((connection, None))
             }
         }
     }
+}
+
+fn is_url(text: &str) -> bool {
+    let lower = text.trim_start().to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 /// A configuration name for a program: its file name without extension.
@@ -227,5 +256,25 @@ mod tests {
         assert!(Target::parse("'unterminated").is_err());
         assert!(Target::parse_with("mcp serve", TransportChoice::Http).is_err());
         assert!(Target::parse_with("https://x", TransportChoice::Stdio).is_err());
+    }
+
+    #[test]
+    fn a_resolved_target_keeps_its_name_headers_and_transport() {
+        let spec = ClientTarget::Http {
+            url: "http://127.0.0.1:1/sse".into(),
+            headers: vec![("X-A".into(), "1".into())],
+            bearer: None,
+            sse: true,
+            named: Some(("remote".into(), "/tmp/mcp.json".into())),
+        };
+        let t = Target::from(spec).with_headers(vec![("x-a".into(), "2".into())]);
+        assert_eq!(t.transport(), "sse");
+        assert_eq!(t.label(), "http://127.0.0.1:1/sse");
+        assert_eq!(
+            t.server_entry(),
+            json!({"mcpServers": {"remote": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"x-a": "2"}}}})
+        );
+        let t = Target::parse_with("http://127.0.0.1:1/mcp", TransportChoice::Http).unwrap();
+        assert_eq!(t.transport(), "streamable-http");
     }
 }

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use mcpwire_client::target::Target as ClientTarget;
 use mcpwire_inspector::{Inspector, InspectorError, Target as InspectorTarget, TransportChoice};
-use mcpwire_transport::http::HttpMode;
 
 use super::args::{ConnectOptions, LogLevel};
 use super::error::Exit;
@@ -62,15 +60,7 @@ fn connect_options(args: &InspectArgs) -> ConnectOptions {
 
 /// A target of the client commands as the inspector takes it.
 fn convert(target: Target) -> InspectorTarget {
-    match target.spec {
-        ClientTarget::Stdio { command, named, .. } => InspectorTarget::Stdio { command, name: named.map(|(n, _)| n) },
-        ClientTarget::Http { url, headers, sse, named, .. } => InspectorTarget::Http {
-            url,
-            headers,
-            mode: if sse { HttpMode::Sse } else { HttpMode::Auto },
-            name: named.map(|(n, _)| n),
-        },
-    }
+    InspectorTarget::from(target.spec)
 }
 
 /// Runs `mcp inspect` until interrupted.

@@ -1,21 +1,25 @@
 //! The inspector end to end in a real headless Chromium, driven over WebDriver (fantoccini
 //! and chromedriver), against the reference server: `mcp serve` over stdio in both eras, and
-//! over HTTP. Everything is found by its accessible name (tabs, buttons, labelled inputs,
+//! over HTTP; and `@modelcontextprotocol/server-everything` through `npx`, a legacy peer we
+//! did not write. Everything is found by its accessible name (tabs, buttons, labelled inputs,
 //! the dialog), as a user would. A screenshot of a failure is kept in
 //! target/inspector-screenshots/.
 //!
-//! Needs `chromium` and `chromedriver` (Debian: `apt-get install chromium chromium-driver`)
-//! and the `mcp` binary (`cargo build --profile test-release -p mcpwire-cli`, or `MCP_BIN`).
+//! Needs `chromium` and `chromedriver` (Debian: `apt-get install chromium chromium-driver`),
+//! Node.js (`npx`), and the `mcp` binary (`cargo build --profile test-release -p mcpwire-cli`,
+//! or `MCP_BIN`).
 //! Run by scripts/test's `browser` step:
 //! `cargo nextest run --cargo-profile test-release -p mcpwire-inspector --features browser-tests -E 'binary(browser)'`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use mcpwire_inspector::{Inspector, RunningInspector, Target};
+use parking_lot::Mutex;
 use serde_json::json;
 
 type Result<T = ()> = std::result::Result<T, String>;
@@ -157,8 +161,37 @@ impl Page {
         }
     }
 
+    /// Waits until there is an element at `xpath`, shown or not (an option of a datalist).
+    async fn present(&self, xpath: &str) -> Result {
+        let start = Instant::now();
+        loop {
+            if self.c.find_all(Locator::XPath(xpath)).await.is_ok_and(|found| !found.is_empty()) {
+                return Ok(());
+            }
+            if start.elapsed() > WAIT {
+                return Err(format!("nothing at {xpath} after {WAIT:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The datalist of the input labelled `label` (within `scope`), as an XPath.
+    async fn suggestions_of(&self, scope: &str, label: &str) -> Result<String> {
+        let l = self.find(&format!("{scope}//label[normalize-space()={}]", quote(label))).await?;
+        let id = l.attr("for").await.map_err(|e| e.to_string())?.ok_or(format!("label {label} has no for"))?;
+        let input = self.c.find(Locator::Id(&id)).await.map_err(|e| format!("the input of {label}: {e}"))?;
+        let list =
+            input.attr("list").await.map_err(|e| e.to_string())?.ok_or(format!("{label} offers no suggestions"))?;
+        Ok(format!("//datalist[@id={}]", quote(&list)))
+    }
+
     /// Waits until the element with this id shows `text`.
     async fn wait_text(&self, id: &str, text: &str) -> Result<String> {
+        self.wait_text_within(id, text, WAIT).await
+    }
+
+    /// Waits until the element with this id shows `text`, at most `wait`.
+    async fn wait_text_within(&self, id: &str, text: &str, wait: Duration) -> Result<String> {
         let start = Instant::now();
         let mut last = String::new();
         loop {
@@ -169,7 +202,7 @@ impl Page {
                     return Ok(last);
                 }
             }
-            if start.elapsed() > WAIT {
+            if start.elapsed() > wait {
                 return Err(format!("#{id} never showed {text:?}; it shows {last:?}"));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -245,6 +278,10 @@ async fn the_common_scenario(p: &Page) -> Result {
     p.click("//*[@id='resource-detail']", "Read").await?;
     p.wait_text("resource-result", "This is the content of the static text resource.").await?;
     p.click("//*[@id='templates']", "test://template/{id}/data").await?;
+    // The server's completions of the variable, offered as the user types.
+    p.fill("//*[@id='resource-detail']", "id", "12").await?;
+    let list = p.suggestions_of("//*[@id='resource-detail']", "id").await?;
+    p.present(&format!("{list}/option[@value='123']")).await?;
     p.fill("//*[@id='resource-detail']", "id", "42").await?;
     p.click("//*[@id='resource-detail']", "Read").await?;
     p.wait_text("resource-result", "Data for ID: 42").await?;
@@ -252,6 +289,9 @@ async fn the_common_scenario(p: &Page) -> Result {
     p.tab("Prompts").await?;
     p.click("", "List prompts").await?;
     p.click("//*[@id='prompts']", "test_prompt_with_arguments").await?;
+    p.fill("//*[@id='prompt-detail']", "arg1", "te").await?;
+    let list = p.suggestions_of("//*[@id='prompt-detail']", "arg1").await?;
+    p.present(&format!("{list}/option[@value='test2']")).await?;
     p.fill("//*[@id='prompt-detail']", "arg1", "first").await?;
     p.fill("//*[@id='prompt-detail']", "arg2", "second").await?;
     p.click("//*[@id='prompt-detail']", "Get").await?;
@@ -361,31 +401,44 @@ async fn browser_http_target() {
     server.abort();
 }
 
+/// A PNG of one pixel.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 /// A server whose every word is hostile: markup in its texts, a `javascript:` link, a URL
 /// elicitation to a `javascript:` URL.
 fn hostile_server() -> mcpwire_server::Server {
     use mcpwire_protocol::types::{CallToolResult, ElicitParams, Tool};
     let server = mcpwire_server::Server::builder("<b>hostile</b>", "1").build();
-    server.add_tool(
-        Tool::new("hostile", "<img src=x onerror=alert(1)> describes itself", json!({"type": "object", "properties": {}})),
-        |_, ctx: mcpwire_server::Context| async move {
-            let asked = ctx
-                .elicit(ElicitParams {
-                    mode: Some("url".into()),
-                    message: "<script>alert(1)</script> please open".into(),
-                    requested_schema: None,
-                    url: Some("javascript:alert(1)".into()),
-                    elicitation_id: Some("e1".into()),
-                })
-                .await?;
-            let result = json!({"content": [
-                {"type": "text", "text": format!("<img id=injected src=x onerror=alert(1)> answered {}", asked.action)},
-                {"type": "resource_link", "uri": "javascript:alert(2)", "name": "<a href=javascript:alert(3)>click</a>"},
-                {"type": "image", "data": "x", "mimeType": "text/html"}
-            ]});
-            Ok(serde_json::from_value::<CallToolResult>(result).expect("a result"))
-        },
+    let mut tool = Tool::new(
+        "hostile",
+        "<img src=x onerror=alert(1)> describes itself",
+        json!({"type": "object", "properties": {}}),
     );
+    // Icons: only the data: image may be shown.
+    tool.icons = serde_json::from_value(json!([
+        {"src": "javascript:alert(4)"},
+        {"src": "data:text/html;base64,PHNjcmlwdD5hbGVydCg1KTwvc2NyaXB0Pg=="},
+        {"src": " javascript:alert(6)"},
+        {"src": format!("data:image/png;base64,{PIXEL}"), "mimeType": "image/png"}
+    ]))
+    .expect("icons");
+    server.add_tool(tool, |_, ctx: mcpwire_server::Context| async move {
+        let asked = ctx
+            .elicit(ElicitParams {
+                mode: Some("url".into()),
+                message: "<script>alert(1)</script> please open".into(),
+                requested_schema: None,
+                url: Some("javascript:alert(1)".into()),
+                elicitation_id: Some("e1".into()),
+            })
+            .await?;
+        let result = json!({"content": [
+            {"type": "text", "text": format!("<img id=injected src=x onerror=alert(1)> answered {}", asked.action)},
+            {"type": "resource_link", "uri": "javascript:alert(2)", "name": "<a href=javascript:alert(3)>click</a>"},
+            {"type": "image", "data": "x", "mimeType": "text/html"}
+        ]});
+        Ok(serde_json::from_value::<CallToolResult>(result).expect("a result"))
+    });
     server
 }
 
@@ -401,6 +454,18 @@ async fn browser_server_data_is_shown_as_text_only() {
         p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
         p.click("", "Connect").await?;
         p.wait_text("server-name", "<b>hostile</b>").await?;
+        // The tool's icons: the data: image shown (decorative, alt=""), the others ignored.
+        p.find("//*[@id='tools']//img[@alt='' and starts-with(@src, 'data:image/png')]").await?;
+        let shown = c.find_all(Locator::Css("img.icon")).await.map_err(|e| e.to_string())?;
+        for icon in &shown {
+            let src = icon.attr("src").await.map_err(|e| e.to_string())?.unwrap_or_default();
+            if !src.starts_with("data:image/png") {
+                return Err(format!("an icon from {src:?} is shown"));
+            }
+        }
+        if shown.len() != 1 {
+            return Err(format!("{} icons shown, one expected", shown.len()));
+        }
         p.call_tool("hostile", &[]).await?;
         // The URL elicitation: the URL shown as text, not opened, consent asked.
         let dialog = "//*[@role='dialog']";
@@ -429,4 +494,135 @@ async fn browser_server_data_is_shown_as_text_only() {
     })
     .await;
     server.abort();
+}
+
+/// A server whose one tool asks the user, in URL mode, to open `url`, and says what was
+/// answered; served over HTTP behind a layer that notes the `X-Inspector-Check` header.
+async fn consent_server() -> (SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>, Arc<Mutex<Vec<String>>>) {
+    use mcpwire_protocol::types::{CallToolResult, ElicitParams, Tool};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = mcpwire_server::Server::builder("consent", "1").build();
+    let url = format!("http://{addr}/consent?step=1");
+    server.add_tool(
+        Tool::new("consent", "Asks to open a page", json!({"type": "object", "properties": {}})),
+        move |_, ctx: mcpwire_server::Context| {
+            let url = url.clone();
+            async move {
+                let asked = ctx
+                    .elicit(ElicitParams {
+                        mode: Some("url".into()),
+                        message: "Please sign in".into(),
+                        requested_schema: None,
+                        url: Some(url),
+                        elicitation_id: Some("e1".into()),
+                    })
+                    .await?;
+                Ok(CallToolResult::text(format!("answered {}", asked.action)))
+            }
+        },
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let http = mcpwire_http::McpHttp::new(server, mcpwire_http::HttpConfig::default());
+    let app = http.router().layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let record = record.clone();
+            async move {
+                if let Some(value) = request.headers().get("x-inspector-check").and_then(|v| v.to_str().ok()) {
+                    record.lock().push(value.to_owned());
+                }
+                next.run(request).await
+            }
+        },
+    ));
+    let task = tokio::spawn(async move {
+        let _http = http;
+        axum::serve(listener, app).await
+    });
+    (addr, task, seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_url_consent_and_headers_from_the_connection_panel() {
+    let (addr, server, seen) = consent_server().await;
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    run("consent", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
+        p.fill("", "Headers", "X-Inspector-Check: hello-42").await?;
+        p.click("", "Connect").await?;
+        p.wait_text("server-name", "consent").await?;
+        p.call_tool("consent", &[]).await?;
+        // The URL shown as text, with no warning (it is http), and consent asked.
+        let dialog = "//*[@role='dialog']";
+        p.find(&format!("{dialog}//code[normalize-space()={}]", quote(&format!("http://{addr}/consent?step=1"))))
+            .await?;
+        p.find(&format!("{dialog}//*[contains(., 'Please sign in')]")).await?;
+        if p.c
+            .find_all(Locator::XPath(&format!("{dialog}//*[contains(., 'not an http(s) URL')]")))
+            .await
+            .map_err(|e| e.to_string())?
+            .iter()
+            .len()
+            != 0
+        {
+            return Err("an http URL is said not to be one".into());
+        }
+        p.click(dialog, "Accept").await?;
+        p.wait_text("tool-result", "answered accept").await?;
+        Ok(())
+    })
+    .await;
+    let seen = seen.lock().clone();
+    server.abort();
+    assert!(!seen.is_empty() && seen.iter().all(|v| v == "hello-42"), "the header from the panel: {seen:?}");
+}
+
+/// The server-everything release the test below was written against (`MCP_E2E_EVERYTHING`
+/// overrides it, as for the CLI's tests).
+const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+
+/// A legacy peer we did not write, over stdio through `npx` (Node.js and the npm registry, or
+/// npm's cache): connected to, a tool called through its form, its elicitation answered in
+/// the dialog.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_server_everything_over_stdio() {
+    let spec = std::env::var("MCP_E2E_EVERYTHING").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| EVERYTHING.into());
+    let target = Target::parse(&format!("npx -y {spec}")).expect("a command line");
+    let inspector = Inspector::builder().target(Some(target)).build().await.expect("inspector");
+    run("everything", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        // npx may have to fetch the package first.
+        p.wait_text_within("revision", "2025-11-25", Duration::from_secs(90)).await?;
+        p.wait_text("server-era", "legacy").await?;
+        p.wait_text("server-name", "mcp-servers/everything").await?;
+        p.call_tool("echo", &[("message", "from the browser")]).await?;
+        p.wait_text("tool-result", "Echo: from the browser").await?;
+        // The elicitation tool is registered a moment after the handshake: the list is
+        // refreshed until it is there.
+        let tool = "//*[@id='tools']//button[normalize-space()='trigger-elicitation-request']";
+        let start = Instant::now();
+        while p.c.find_all(Locator::XPath(tool)).await.map_err(|e| e.to_string())?.is_empty() {
+            if start.elapsed() > WAIT {
+                return Err("trigger-elicitation-request was never listed".into());
+            }
+            p.click("", "List tools").await?;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        // Each tool once, however many times the list was asked for at once.
+        let echoes = p.c.find_all(Locator::XPath("//*[@id='tools']//button[normalize-space()='echo']")).await;
+        let echoes = echoes.map_err(|e| e.to_string())?.len();
+        if echoes != 1 {
+            return Err(format!("echo is listed {echoes} times"));
+        }
+        p.call_tool("trigger-elicitation-request", &[]).await?;
+        let dialog = "//*[@role='dialog']";
+        p.fill(dialog, "name", "Ada Lovelace").await?;
+        p.click(dialog, "Accept").await?;
+        p.wait_text("tool-result", "Ada Lovelace").await?;
+        p.wait_text("tool-result", "accept").await?;
+        Ok(())
+    })
+    .await;
 }

@@ -390,3 +390,86 @@ async fn progress_resets_the_timeout() {
     assert!(result["durationMs"].as_f64().unwrap() > 500.0, "{result}");
     assert!(text_of(&result).contains("Counted to 8"), "{result}");
 }
+
+#[tokio::test]
+async fn completions_are_offered_for_prompt_arguments_and_template_variables() {
+    let server = Reference::start().await;
+    let i = inspector().await;
+    let api = Api::new(&i);
+    for era in ["legacy", "modern"] {
+        let (status, c) = api.post("/api/connect", json!({"target": server.url("/mcp"), "era": era})).await;
+        assert_eq!(status, 200, "{c}");
+        // The page asks only when the server declares the capability.
+        assert!(c["capabilities"]["completions"].is_object(), "{era}: {c}");
+        let values = |answer: &Value| -> Vec<String> {
+            answer["result"]["completion"]["values"]
+                .as_array()
+                .map(|v| v.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        };
+        let (_, prompt) = api
+            .post(
+                "/api/request",
+                json!({"method": "completion/complete", "params": {
+                    "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                    "argument": {"name": "arg1", "value": "te"}}}),
+            )
+            .await;
+        assert_eq!(prompt["ok"], true, "{era}: {prompt}");
+        let got = values(&prompt);
+        assert!(got.contains(&"test1".to_owned()) && got.contains(&"test2".to_owned()), "{era}: {prompt}");
+        assert!(!got.contains(&"value".to_owned()), "filtered by what was typed: {prompt}");
+        let (_, template) = api
+            .post(
+                "/api/request",
+                json!({"method": "completion/complete", "params": {
+                    "ref": {"type": "ref/resource", "uri": "test://template/{id}/data"},
+                    "argument": {"name": "id", "value": "1"}}}),
+            )
+            .await;
+        assert_eq!(template["ok"], true, "{era}: {template}");
+        let got = values(&template);
+        assert!(got.contains(&"123".to_owned()), "{era}: {template}");
+    }
+}
+
+#[tokio::test]
+async fn headers_given_at_connect_reach_the_http_server() {
+    // The reference server behind a layer that notes the header on every request.
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let http = mcpwire_http::McpHttp::new(mcpwire_reference::server(), mcpwire_http::HttpConfig::default());
+    let app = http.router().layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let record = record.clone();
+            async move {
+                if let Some(value) = request.headers().get("x-inspector-check").and_then(|v| v.to_str().ok()) {
+                    record.lock().push(value.to_owned());
+                }
+                next.run(request).await
+            }
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let i = inspector().await;
+    let api = Api::new(&i);
+    let (status, c) = api
+        .post(
+            "/api/connect",
+            json!({"target": format!("http://{addr}/mcp"), "headers": [{"name": "X-Inspector-Check", "value": " hello-42 "}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{c}");
+    assert_eq!(c["serverEntry"]["mcpServers"]["server"]["headers"]["X-Inspector-Check"], "hello-42", "{c}");
+    let (_, answer) = api
+        .post("/api/request", json!({"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}))
+        .await;
+    assert_eq!(answer["ok"], true, "{answer}");
+    let seen = seen.lock().clone();
+    // The handshake and the call, at least, each with the header.
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen.iter().all(|v| v == "hello-42"), "{seen:?}");
+    server.abort();
+}
