@@ -27,6 +27,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use futures::StreamExt;
 use mcpwire_client::{CallToolOutcome, Client, ClientError, ClientSession, Era, ErrorObject, ProtocolVersion};
+use mcpwire_protocol::method::Method;
 use mcpwire_protocol::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, LoggingLevel, Root,
 };
@@ -250,7 +251,7 @@ fn build_client(state: &AppState, era: &str) -> Result<Client, ApiError> {
                 let decline = ElicitResult { action: "decline".into(), content: None, meta: None };
                 let Some(inner) = inner else { return Ok(decline) };
                 let params = serde_json::to_value(&params).map_err(ErrorObject::internal)?;
-                let Some(reply) = inner.ask("elicitation/create", params).await else { return Ok(decline) };
+                let Some(reply) = inner.ask(Method::Elicit.as_str(), params).await else { return Ok(decline) };
                 if let Some(error) = reply_error(&reply) {
                     return Err(error);
                 }
@@ -264,7 +265,7 @@ fn build_client(state: &AppState, era: &str) -> Result<Client, ApiError> {
             async move {
                 let Some(inner) = inner else { return Err(ErrorObject::internal("the inspector stopped")) };
                 let params = serde_json::to_value(&params).map_err(ErrorObject::internal)?;
-                let Some(reply) = inner.ask("sampling/createMessage", params).await else {
+                let Some(reply) = inner.ask(Method::CreateMessage.as_str(), params).await else {
                     return Err(ErrorObject::new(-1, "the user did not answer the sampling request"));
                 };
                 if let Some(error) = reply_error(&reply) {
@@ -531,16 +532,17 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
     let events = Arc::downgrade(&state.0);
     let (notify, progress_id) = (progressed.clone(), id.clone());
     // Progress is asked for where it means something: calls, reads, prompts.
-    let session = if matches!(body.method.as_str(), "tools/call" | "resources/read" | "prompts/get") {
-        current.session.with_progress(move |p| {
-            notify.notify_one();
-            if let Some(inner) = events.upgrade() {
-                inner.events.emit("progress", json!({"requestId": progress_id, "params": p, "time": now_ms()}));
-            }
-        })
-    } else {
-        current.session.clone()
-    };
+    let session =
+        if matches!(Method::parse(&body.method), Some(Method::CallTool | Method::ReadResource | Method::GetPrompt)) {
+            current.session.with_progress(move |p| {
+                notify.notify_one();
+                if let Some(inner) = events.upgrade() {
+                    inner.events.emit("progress", json!({"requestId": progress_id, "params": p, "time": now_ms()}));
+                }
+            })
+        } else {
+            current.session.clone()
+        };
     let request = json!({"jsonrpc": "2.0", "method": body.method, "params": body.params});
     state.0.events.emit("history", json!({"id": id, "phase": "request", "request": request, "time": now_ms()}));
     let started = Instant::now();
@@ -600,8 +602,8 @@ async fn dispatch(
     }
     let params = params.unwrap_or(Value::Null);
     let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
-    match method.as_str() {
-        "tools/call" => {
+    match Method::parse(&method) {
+        Some(Method::CallTool) => {
             let name = text("name").unwrap_or_default();
             let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
             if task {
@@ -613,8 +615,8 @@ async fn dispatch(
                 to_value(session.call_tool(name, arguments).await?)
             }
         }
-        "resources/read" => to_value(session.read_resource(text("uri").unwrap_or_default()).await?),
-        "prompts/get" => {
+        Some(Method::ReadResource) => to_value(session.read_resource(text("uri").unwrap_or_default()).await?),
+        Some(Method::GetPrompt) => {
             let arguments: BTreeMap<String, String> = match params.get("arguments") {
                 Some(Value::Object(map)) => map
                     .iter()
@@ -626,13 +628,17 @@ async fn dispatch(
         }
         // The typed calls of tasks work in either era (2026-07-28 has no tasks/result: the
         // outcome is polled with tasks/get), with the tasks extension declared.
-        "tasks/get" => to_value(session.with_tasks().get_task(&text("taskId").unwrap_or_default()).await?),
-        "tasks/result" => to_value(session.with_tasks().task_result(&text("taskId").unwrap_or_default()).await?),
-        "tasks/cancel" => match session.with_tasks().cancel_task(&text("taskId").unwrap_or_default()).await? {
-            Some(task) => to_value(task),
-            None => Ok(json!({})),
-        },
-        "logging/setLevel" => {
+        Some(Method::GetTask) => to_value(session.with_tasks().get_task(&text("taskId").unwrap_or_default()).await?),
+        Some(Method::TaskResult) => {
+            to_value(session.with_tasks().task_result(&text("taskId").unwrap_or_default()).await?)
+        }
+        Some(Method::CancelTask) => {
+            match session.with_tasks().cancel_task(&text("taskId").unwrap_or_default()).await? {
+                Some(task) => to_value(task),
+                None => Ok(json!({})),
+            }
+        }
+        Some(Method::SetLevel) => {
             let level: LoggingLevel = serde_json::from_value(params.get("level").cloned().unwrap_or(Value::Null))
                 .map_err(|e| ClientError::InvalidArguments(format!("level: {e}")))?;
             session.set_logging_level(level).await?;
