@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -359,6 +360,47 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// A second client that answers elicitations as tasks (2025-11-25 `tasks.requests`, the SDK's
+// task store): the server's `test_client_task_elicitation` must ask with `params.task`, poll
+// the task the handler makes, and read its result (stored a moment after the answer).
+async function taskRequestChecks(argv, cleanup) {
+  const seen = [];
+  const client = new Client(
+    { name: 'mcp-interop-ts-task-client', version: '1.0.0' },
+    {
+      capabilities: { elicitation: { form: {} }, tasks: { requests: { elicitation: { create: {} } } } },
+      taskStore: new InMemoryTaskStore(),
+    },
+  );
+  client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
+    seen.push(req.params);
+    const answer = { action: 'accept', content: { username: 'taskuser', email: 'task@example.com' } };
+    if (!req.params.task || !extra.taskStore) return answer;
+    const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl });
+    setTimeout(() => extra.taskStore.storeTaskResult(task.taskId, 'completed', answer).catch(() => {}), 300);
+    return { task };
+  });
+  const transport = new StdioClientTransport({ command: argv[0], args: argv.slice(1), env: { ...process.env }, stderr: 'inherit' });
+  cleanup.push(async () => {
+    await Promise.race([client.close().catch(() => {}), sleep(5000)]);
+    await Promise.race([transport.close().catch(() => {}), sleep(5000)]);
+  });
+  await step('initialize (a client that takes task requests)', () => client.connect(transport, opts));
+  const r = await step('tools/call test_client_task_elicitation', () =>
+    client.callTool({ name: 'test_client_task_elicitation', arguments: {} }, undefined, opts),
+  );
+  const joined = texts(r.content).join(' ');
+  ok(
+    'tools/call test_client_task_elicitation: asked with a task, polled, its result read',
+    seen.length === 1 &&
+      typeof seen[0].task?.ttl === 'number' &&
+      !r.isError &&
+      joined.includes('(as a task)') &&
+      joined.includes('taskuser'),
+    () => `elicitation requests ${short(seen)}; result ${short(r)}`,
+  );
+}
+
 function sdkVersion() {
   try {
     const url = new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url);
@@ -418,6 +460,7 @@ async function main(argv) {
 
   let failure = null;
   let timer;
+  const cleanups = [];
   const overall = new Promise((_, reject) => {
     timer = setTimeout(
       () => reject(new CheckFailed('run', `the whole run exceeded ${TOTAL_TIMEOUT_MS / 1000}s (after ${lastPassed})`)),
@@ -430,6 +473,7 @@ async function main(argv) {
       (async () => {
         await step('initialize', () => client.connect(transport, opts));
         await runChecks(client, rec);
+        await taskRequestChecks(argv, cleanups);
       })(),
     ]);
   } catch (e) {
@@ -439,6 +483,7 @@ async function main(argv) {
         : new CheckFailed(`the check after '${lastPassed}'`, `${e?.name ?? 'Error'}: ${e?.message ?? e}`);
   } finally {
     clearTimeout(timer);
+    for (const cleanup of cleanups) await cleanup();
     // close() ends stdin, then SIGTERM after 2 s, then SIGKILL after 2 s more.
     await Promise.race([client.close().catch(() => {}), sleep(5000)]);
     await Promise.race([transport.close().catch(() => {}), sleep(5000)]);

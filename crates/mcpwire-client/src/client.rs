@@ -55,6 +55,8 @@ pub(crate) struct Config {
     pub(crate) on_notification: Option<NotificationCallback>,
     /// Declare the tasks extension (2026-07-28) and follow tasks to their end.
     pub(crate) tasks: bool,
+    /// Answer the server's questions as tasks when it asks (2025-11-25 `tasks.requests`).
+    pub(crate) task_requests: bool,
     /// How long waiting for a task may take.
     pub(crate) task_wait: Duration,
     /// Check structured tool results against the tools' output schemas.
@@ -64,6 +66,29 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// The 2025-11-25 `tasks` capability: which questions this client answers as tasks
+    /// when asked (those it has a handler for), and that it lists and cancels them.
+    fn task_request_capability(&self, version: ProtocolVersion) -> Option<JsonObject> {
+        if !self.task_requests || version != ProtocolVersion::V2025_11_25 {
+            return None;
+        }
+        let mut requests = JsonObject::new();
+        if self.elicitation.is_some() {
+            requests.insert("elicitation".into(), json!({"create": {}}));
+        }
+        if self.sampling.is_some() {
+            requests.insert("sampling".into(), json!({"createMessage": {}}));
+        }
+        if requests.is_empty() {
+            return None;
+        }
+        let tasks = json!({"list": {}, "cancel": {}, "requests": requests});
+        match tasks {
+            Value::Object(tasks) => Some(tasks),
+            _ => None,
+        }
+    }
+
     /// The capabilities declared to a server of revision `version`: what has a handler,
     /// in the shape that revision defines.
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
@@ -103,9 +128,10 @@ impl Config {
             }),
             // 2026-07-28: tasks are an extension the client declares on every request. (The
             // 2025-11-25 `tasks` capability describes a client that runs tasks for the server,
-            // which this one does not: requesting tasks needs no capability there.)
+            // declared when asked for: requesting tasks needs no capability there.)
             extensions: (self.tasks && version.is_modern())
                 .then(|| object(json!({ mcpwire_protocol::types::TASKS_EXTENSION: {} }))),
+            tasks: self.task_request_capability(version),
             ..ClientCapabilities::default()
         }
     }
@@ -153,6 +179,7 @@ impl Client {
                 roots: None,
                 on_notification: None,
                 tasks: false,
+                task_requests: false,
                 task_wait: Duration::from_secs(300),
                 validate_outputs: true,
                 stack: None,
@@ -273,6 +300,17 @@ impl ClientBuilder {
     /// modern server sends no log messages.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.config.log_level = Some(level);
+        self
+    }
+
+    /// Answers the server's elicitation and sampling questions as tasks when it asks
+    /// (2025-11-25): declares `tasks.requests` for each question it has a handler for, and
+    /// `tasks.list` and `tasks.cancel`. A server may then send such a question with
+    /// `params.task`; the client answers with the task at once, runs the handler in the
+    /// background, and serves `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`.
+    /// Off by default (the server then asks plainly, and waits for the handler's answer).
+    pub fn task_requests(mut self, enabled: bool) -> Self {
+        self.config.task_requests = enabled;
         self
     }
 

@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Config;
 use crate::error::ClientError;
+use crate::task_requests::TaskRequests;
 
 /// Capacity of a listen stream's channel; past it, notifications for that stream are
 /// dropped with a warning (the application is not reading).
@@ -86,6 +87,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: CancellationToken,
     /// The connection task has stopped: nothing more will be received.
     pub(crate) ended: CancellationToken,
+    /// The questions this client answers as tasks (2025-11-25).
+    task_requests: TaskRequests,
 }
 
 /// The time now, as the engine takes it (tokio's clock, so that paused time applies).
@@ -137,6 +140,7 @@ impl Shared {
             wake: Notify::new(),
             shutdown: CancellationToken::new(),
             ended: CancellationToken::new(),
+            task_requests: TaskRequests::default(),
         }
     }
 
@@ -348,9 +352,9 @@ impl Shared {
     ) {
         let shared = self.clone();
         tokio::spawn(async move {
-            let Ok(body) = request.body else { return };
+            let Ok(body) = &request.body else { return };
             let method = body.method();
-            let answer = AssertUnwindSafe(answer_input(&shared.config, &body)).catch_unwind();
+            let answer = AssertUnwindSafe(shared.answer_request(body)).catch_unwind();
             let outcome = tokio::select! {
                 _ = handling.cancelled() => return,
                 outcome = answer => outcome.unwrap_or_else(|_| {
@@ -364,6 +368,55 @@ impl Shared {
             let timeout = shared.config.request_timeout;
             let _ = tokio::time::timeout(timeout, shared.send(out.transmits)).await;
         });
+    }
+
+    /// Answers a request of the server's: a question with the handlers (or as a task, when
+    /// the server asks for one and the client declared it takes them), a request about a
+    /// task from the tasks this client runs.
+    async fn answer_request(&self, request: &ServerRequest) -> Result<ClientResult, ErrorObject> {
+        let tasks = &self.task_requests;
+        match request {
+            ServerRequest::GetTask(p) => tasks.get(&p.task_id).map(|t| ClientResult::Task(Box::new(t))),
+            ServerRequest::TaskResult(p) => tasks.result(&p.task_id).await.map(ClientResult::TaskPayload),
+            ServerRequest::ListTasks(_) => Ok(ClientResult::ListTasks(tasks.list())),
+            ServerRequest::CancelTask(p) => tasks.cancel(&p.task_id).map(|t| ClientResult::Task(Box::new(t))),
+            question if question.task().is_some() && self.takes_task_for(question.method()) => {
+                Ok(self.start_task(question))
+            }
+            question => answer_input(&self.config, question).await,
+        }
+    }
+
+    /// Whether the client declared, in the revision spoken, that it answers `method` as a task.
+    fn takes_task_for(&self, method: mcpwire_protocol::Method) -> bool {
+        self.config.capabilities(self.version()).takes_task_requests(method)
+    }
+
+    /// Makes a task of a question and runs its handler in the background: the answer is the
+    /// task as created.
+    fn start_task(&self, question: &ServerRequest) -> ClientResult {
+        let (created, task_id, cancel) = self.task_requests.create(question.task().and_then(|t| t.ttl));
+        let (config, tasks, ended, question) =
+            (self.config.clone(), self.task_requests.clone(), self.ended.clone(), question.clone());
+        tokio::spawn(async move {
+            let method = question.method();
+            let answer = AssertUnwindSafe(answer_input(&config, &question)).catch_unwind();
+            let outcome = tokio::select! {
+                // Cancelled by the server, forgotten, or the connection is gone: no answer.
+                _ = cancel.cancelled() => return,
+                _ = ended.cancelled() => return,
+                outcome = answer => outcome.unwrap_or_else(|_| {
+                    tracing::error!(%method, "a client handler panicked");
+                    Err(ErrorObject::internal(format!("the client's {method} handler failed")))
+                }),
+            };
+            let outcome = outcome.and_then(|result| {
+                serde_json::to_value(result)
+                    .map_err(|e| ErrorObject::internal(format!("the answer cannot be written: {e}")))
+            });
+            tasks.finish(&task_id, outcome);
+        });
+        ClientResult::CreateTask(Box::new(created))
     }
 
     /// Starts the handshake and waits for its end.
@@ -523,6 +576,11 @@ pub(crate) async fn answer_input(config: &Config, request: &ServerRequest) -> Re
             Some(handler) => handler().await.map(ClientResult::ListRoots),
             None => Err(not_found()),
         },
+        // Requests about tasks are no questions: the connection answers them itself.
+        ServerRequest::GetTask(_)
+        | ServerRequest::TaskResult(_)
+        | ServerRequest::ListTasks(_)
+        | ServerRequest::CancelTask(_) => Err(not_found()),
     }
 }
 

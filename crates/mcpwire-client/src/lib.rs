@@ -55,6 +55,7 @@ mod mrtr;
 mod outputs;
 mod session;
 pub mod target;
+mod task_requests;
 mod tasks;
 #[cfg(feature = "opentelemetry")]
 mod trace;

@@ -28,6 +28,7 @@ pub(crate) fn question(text: &str, max_tokens: u64) -> CreateMessageParams {
         metadata: None,
         tools: None,
         tool_choice: None,
+        task: None,
     }
 }
 

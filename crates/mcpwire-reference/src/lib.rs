@@ -53,6 +53,7 @@ pub(crate) fn form_with(message: &str, schema: Value) -> ElicitParams {
         requested_schema: Some(object(schema)),
         url: None,
         elicitation_id: None,
+        task: None,
     }
 }
 

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use mcpwire_protocol::types::{CallToolResult, ElicitResult, JsonObject, TaskSupport, Tool};
-use mcpwire_protocol::ErrorObject;
+use mcpwire_protocol::types::{CallToolResult, ElicitResult, JsonObject, TaskMetadata, TaskSupport, Tool};
+use mcpwire_protocol::{ErrorObject, Method, ProtocolVersion};
 use mcpwire_server::{Context, HandlerError, InputRequest, Server, TaskConfig};
 use serde_json::{json, Value};
 
@@ -172,6 +172,35 @@ fn add_conformance_fixtures(server: &Server) {
 /// Adds the task tools.
 pub fn add(server: &Server) {
     add_conformance_fixtures(server);
+    server.add_tool(
+        Tool::new(
+            "test_client_task_elicitation",
+            "Asks the user for a username and an email; a 2025-11-25 client that answers elicitations as tasks \
+             (tasks.requests.elicitation.create) is asked with a task, polled and read. `ttlMs` bounds the task.",
+            json!({"type": "object", "properties": {
+                "ttlMs": {"type": "integer", "description": "The task's time to live, in ms (at most 3600000)"}
+            }}),
+        ),
+        |args, ctx: Context| async move {
+            let as_task = ctx.revision() == ProtocolVersion::V2025_11_25
+                && ctx.client_capabilities().takes_task_requests(Method::Elicit);
+            let mut question = form(
+                "Please provide a username and an email",
+                json!({
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                }),
+                &["username", "email"],
+            );
+            if args.contains_key("ttlMs") {
+                question.task = Some(TaskMetadata { ttl: Some(integer_arg(&args, "ttlMs", 0, 3_600_000)?) });
+            }
+            let answer = ctx.elicit(question).await?;
+            let content = answer.content.map(Value::Object).unwrap_or(Value::Null);
+            let how = if as_task { "as a task" } else { "plainly" };
+            Ok(CallToolResult::text(format!("User response ({how}): action={}, content={content}", answer.action)))
+        },
+    );
     server.add_tool(
         Tool::new(
             "test_long_running_task",

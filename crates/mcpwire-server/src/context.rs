@@ -33,6 +33,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::client_task;
 use crate::error::{AskError, HandlerError, HandlerResult};
 use crate::link::{now, Link, Sink};
 use crate::state::StateMap;
@@ -366,7 +367,7 @@ impl Context {
         }
         let Some(round) = &self.inner.round else {
             let asks = questions.iter().map(|(key, q)| async move {
-                let answer = self.ask_client(q, None, self.inner.reply.as_ref()).await?;
+                let answer = self.ask_on_connection(q).await?;
                 Ok::<_, HandlerError>((key.clone(), answer))
             });
             return futures::future::try_join_all(asks).await.map(HashMap::from_iter);
@@ -385,6 +386,30 @@ impl Context {
             return Err(HandlerError::InputRequired);
         }
         Ok(answers)
+    }
+
+    /// Asks one question on the connection (legacy era): as a task when the client declared
+    /// it answers this kind of question as one (2025-11-25 `tasks.requests`), with the time
+    /// to live the author set in the params or else the request timeout; otherwise as a
+    /// plain request (any `task` the author set is dropped: the client would not know it).
+    async fn ask_on_connection(&self, question: &ServerRequest) -> Result<Value, HandlerError> {
+        let inner = &self.inner;
+        let reply = inner.reply.as_ref();
+        let as_task = self.revision() == ProtocolVersion::V2025_11_25
+            && inner.scope.capabilities.takes_task_requests(question.method());
+        if as_task {
+            let asking = client_task::Asking {
+                link: &inner.link,
+                related: inner.id.clone(),
+                reply,
+                timeout: inner.request_timeout,
+            };
+            return client_task::ask_as_task(&asking, &client_task::with_task(question, inner.request_timeout)).await;
+        }
+        if question.task().is_some() {
+            return self.ask_client(&question.without_task(), None, reply).await;
+        }
+        self.ask_client(question, None, reply).await
     }
 
     /// Sends one question to the client (legacy era) and waits for its answer, at most the
@@ -413,6 +438,14 @@ impl Context {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// A 2025-11-25 client that declares `tasks.requests.sampling.createMessage` is asked
+    /// with a task: it answers with the task at once, the server polls `tasks/get` at the
+    /// client's interval and reads `tasks/result`, and this returns the answer as if it had
+    /// come at once. The task lives for `params.task`'s `ttl` if the author set one, else
+    /// the request timeout; one that does not end by then is cancelled and fails with
+    /// [`AskError::ClientTaskExpired`] (a tool error, from a tool). Dropping the future
+    /// cancels the client's task.
     pub async fn sample(&self, params: CreateMessageParams) -> Result<CreateMessageResult, HandlerError> {
         self.ask_one(None, InputRequest::Sample(params)).await
     }
@@ -423,6 +456,9 @@ impl Context {
     }
 
     /// Asks the user for information (`elicitation/create`).
+    ///
+    /// A 2025-11-25 client that declares `tasks.requests.elicitation.create` is asked with a
+    /// task, as [`Self::sample`] describes.
     pub async fn elicit(&self, params: ElicitParams) -> Result<ElicitResult, HandlerError> {
         self.ask_one(None, InputRequest::Elicit(params)).await
     }

@@ -84,6 +84,18 @@ pub enum AskError {
     /// The task the handler runs as ended (cancelled, or failed) while it waited.
     #[error("the task is {0}")]
     TaskEnded(mcpwire_protocol::types::TaskStatus),
+    /// The client answered the question as a task (2025-11-25), and the task did not end
+    /// within its time to live (the client was told to cancel it).
+    #[error("the client's task for {method} did not end within its time to live ({ttl:?})")]
+    ClientTaskExpired {
+        /// The question's method.
+        method: Method,
+        /// The task's time to live.
+        ttl: std::time::Duration,
+    },
+    /// The client answered the question as a task (2025-11-25), and the task was cancelled.
+    #[error("the client cancelled its task for {0}")]
+    ClientTaskCancelled(Method),
 }
 
 impl AskError {
@@ -105,6 +117,16 @@ impl AskError {
     /// The answer came but is not a valid result.
     pub fn is_malformed(&self) -> bool {
         matches!(self, Self::Malformed { .. })
+    }
+
+    /// The client answered as a task that did not end within its time to live.
+    pub fn is_client_task_expired(&self) -> bool {
+        matches!(self, Self::ClientTaskExpired { .. })
+    }
+
+    /// The client answered as a task that was cancelled.
+    pub fn is_client_task_cancelled(&self) -> bool {
+        matches!(self, Self::ClientTaskCancelled(_))
     }
 
     pub(crate) fn malformed(method: Method, source: impl std::error::Error + Send + Sync + 'static) -> Self {

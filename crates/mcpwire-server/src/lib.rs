@@ -35,6 +35,7 @@ pub use authoring::glue as __private;
 mod admission;
 mod answer;
 pub mod authoring;
+mod client_task;
 mod connection;
 mod context;
 mod dispatch;

@@ -141,3 +141,51 @@ async fn a_program_that_does_not_exist_is_a_spawn_error_with_the_os_error_as_sou
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
+
+/// `test_client_task_elicitation` of `mcp serve`: a client that answers elicitations as
+/// tasks (2025-11-25) is asked with one; a task that never ends ends the call at its time
+/// to live with a tool error.
+#[tokio::test]
+async fn mcp_serve_asks_a_client_that_takes_task_requests_with_a_task() {
+    let Some(binary) = mcp_binary() else { return };
+    let answer = |hang: bool| {
+        move |_| async move {
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            Ok(ElicitResult {
+                action: "accept".into(),
+                content: json!({"username": "ada", "email": "ada@example.com"}).as_object().cloned(),
+                meta: None,
+            })
+        }
+    };
+    for (task_requests, expected) in [(true, "as a task"), (false, "plainly")] {
+        let client = Client::builder("child-test", "1")
+            .protocol_version(ProtocolVersion::V2025_11_25)
+            .task_requests(task_requests)
+            .elicitation(answer(false))
+            .build();
+        let session =
+            tokio::time::timeout(Duration::from_secs(20), client.spawn(&command(&binary))).await.unwrap().unwrap();
+        let r = session.call_tool("test_client_task_elicitation", json!({})).await.unwrap();
+        assert_eq!(
+            first_text(&r),
+            format!(
+                r#"User response ({expected}): action=accept, content={{"username":"ada","email":"ada@example.com"}}"#
+            )
+        );
+        session.close().await.unwrap();
+    }
+    let client = Client::builder("child-test", "1")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .task_requests(true)
+        .elicitation(answer(true))
+        .build();
+    let session =
+        tokio::time::timeout(Duration::from_secs(20), client.spawn(&command(&binary))).await.unwrap().unwrap();
+    let r = session.call_tool("test_client_task_elicitation", json!({"ttlMs": 300})).await.unwrap();
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(first_text(&r).contains("time to live"), "{r:?}");
+    session.close().await.unwrap();
+}

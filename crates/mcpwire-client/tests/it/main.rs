@@ -7,4 +7,5 @@ mod http_null_id;
 mod middleware;
 mod scripted;
 mod server_pairs;
+mod task_requests;
 mod tasks;

@@ -74,6 +74,7 @@ fn task_server(cancelled: Arc<Signal>) -> Server {
                 ),
                 url: None,
                 elicitation_id: None,
+                task: None,
             };
             let answer = ctx.elicit(form).await?;
             let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();

@@ -430,6 +430,7 @@ fn hostile_server() -> mcpwire_server::Server {
                 requested_schema: None,
                 url: Some("javascript:alert(1)".into()),
                 elicitation_id: Some("e1".into()),
+                task: None,
             })
             .await?;
         let result = json!({"content": [
@@ -516,6 +517,7 @@ async fn consent_server() -> (SocketAddr, tokio::task::JoinHandle<std::io::Resul
                         requested_schema: None,
                         url: Some(url),
                         elicitation_id: Some("e1".into()),
+                        task: None,
                     })
                     .await?;
                 Ok(CallToolResult::text(format!("answered {}", asked.action)))

@@ -24,6 +24,8 @@ fn strip(obj: &mut Object, rev: V, rules: &[(&str, V, V)]) {
 }
 
 const ANY: V = V::V2024_11_05;
+/// The member of a request's params that asks for a task (2025-11-25).
+const TASK: &str = "task";
 const NOW: V = V::V2026_07_28;
 
 fn for_each_object(value: Option<&mut Value>, mut f: impl FnMut(&mut Object)) {
@@ -481,7 +483,15 @@ pub(crate) fn shape_server_request(method: Method, params: &mut Value, rev: V) {
     let Value::Object(obj) = params else { return };
     match method {
         Method::CreateMessage => {
-            strip(obj, rev, &[("tools", V::V2025_11_25, NOW), ("toolChoice", V::V2025_11_25, NOW)]);
+            strip(
+                obj,
+                rev,
+                &[
+                    ("tools", V::V2025_11_25, NOW),
+                    ("toolChoice", V::V2025_11_25, NOW),
+                    (TASK, V::V2025_11_25, V::V2025_11_25),
+                ],
+            );
             for_each_object(obj.get_mut("messages"), |m| {
                 strip(m, rev, &[("_meta", V::V2025_11_25, NOW)]);
                 match m.get_mut("content") {
@@ -495,7 +505,12 @@ pub(crate) fn shape_server_request(method: Method, params: &mut Value, rev: V) {
             strip(
                 obj,
                 rev,
-                &[("mode", V::V2025_11_25, NOW), ("url", V::V2025_11_25, NOW), ("elicitationId", V::V2025_11_25, NOW)],
+                &[
+                    ("mode", V::V2025_11_25, NOW),
+                    ("url", V::V2025_11_25, NOW),
+                    ("elicitationId", V::V2025_11_25, NOW),
+                    (TASK, V::V2025_11_25, V::V2025_11_25),
+                ],
             );
             if rev < V::V2025_11_25 {
                 if let Some(Value::Object(schema)) = obj.get_mut("requestedSchema") {

@@ -132,9 +132,32 @@ pub fn write_server_result(
     }
 }
 
-/// The client's answer to the server's request `id`.
-pub fn write_client_result(id: &RequestId, result: &ClientResult) -> String {
-    jsonrpc::encode_result_of(id, result)
+/// The client's answer to the server's request `id`, written for `rev` (a task's members
+/// spelled as that revision spells them).
+pub fn write_client_result(id: &RequestId, result: &ClientResult, rev: ProtocolVersion) -> String {
+    let shape_task: fn(&mut Value, ProtocolVersion) = match result {
+        ClientResult::Task(_) => |v, rev| {
+            if let Value::Object(task) = v {
+                shape::shape_task(task, rev);
+            }
+        },
+        ClientResult::CreateTask(_) => |v, rev| {
+            if let Some(Value::Object(task)) = v.get_mut("task") {
+                shape::shape_task(task, rev);
+            }
+        },
+        ClientResult::ListTasks(_) => |v, rev| {
+            if let Some(Value::Array(tasks)) = v.get_mut("tasks") {
+                for task in tasks.iter_mut().filter_map(Value::as_object_mut) {
+                    shape::shape_task(task, rev);
+                }
+            }
+        },
+        _ => return jsonrpc::encode_result_of(id, result),
+    };
+    let mut value = serde_json::to_value(result).unwrap_or_else(|_| Value::Object(Map::new()));
+    shape_task(&mut value, rev);
+    jsonrpc::encode_result_of(id, &value)
 }
 
 /// An error response (`id` null when the request's id could not be read).

@@ -602,7 +602,11 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         match &request.body {
             Err(e) => return self.core.reject(Some(&request.id), e),
             Ok(ServerRequest::Ping) => {
-                let text = codec::write_client_result(&request.id, &ClientResult::Empty(Default::default()));
+                let text = codec::write_client_result(
+                    &request.id,
+                    &ClientResult::Empty(Default::default()),
+                    self.negotiated.version,
+                );
                 let frame = Frame::response(text, Some(request.id.clone()), None);
                 return self.core.transmit(Some(request.id), frame);
             }
@@ -621,6 +625,9 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             Method::CreateMessage => caps.sampling.is_some(),
             Method::Elicit => caps.elicitation.is_some(),
             Method::ListRoots => caps.roots.is_some(),
+            Method::GetTask | Method::TaskResult | Method::ListTasks | Method::CancelTask => {
+                caps.answers_task_request(method)
+            }
             _ => true,
         }
     }
@@ -780,7 +787,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             return false;
         }
         let (text, error) = match outcome {
-            Ok(result) => (codec::write_client_result(id, &result), None),
+            Ok(result) => (codec::write_client_result(id, &result, self.negotiated.version), None),
             Err(e) => (codec::write_error(Some(id), &e), Some(e.code)),
         };
         self.core.transmit(Some(id.clone()), Frame::response(text, Some(id.clone()), error));

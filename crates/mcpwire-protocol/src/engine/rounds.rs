@@ -149,6 +149,7 @@ mod tests {
             requested_schema: None,
             url: None,
             elicitation_id: None,
+            task: None,
         })
     }
 

@@ -220,6 +220,7 @@ fn elicit() -> ServerRequest {
         requested_schema: None,
         url: None,
         elicitation_id: None,
+        task: None,
     })
 }
 

@@ -7,9 +7,9 @@ use super::{not_a_request, params_from, Body, NoParams};
 use crate::jsonrpc::Notification;
 use crate::method::Method;
 use crate::types::{
-    CallToolParams, CancelledParams, CompleteParams, CreateMessageResult, ElicitResult, EmptyResult, GetPromptParams,
-    InitializeParams, ListRootsResult, ListenParams, PaginatedParams, ProgressParams, ResourceParams, SetLevelParams,
-    TaskIdParams, UpdateTaskParams,
+    CallToolParams, CancelledParams, CompleteParams, CreateMessageResult, CreateTaskResult, ElicitResult, EmptyResult,
+    GetPromptParams, InitializeParams, ListRootsResult, ListTasksResult, ListenParams, PaginatedParams, ProgressParams,
+    ResourceParams, SetLevelParams, Task, TaskIdParams, UpdateTaskParams,
 };
 
 /// A request from the client to the server, with its params.
@@ -225,6 +225,14 @@ pub enum ClientResult {
     Elicit(ElicitResult),
     /// `roots/list`.
     ListRoots(ListRootsResult),
+    /// A question the client answers as a task (2025-11-25): the task as created.
+    CreateTask(Box<CreateTaskResult>),
+    /// `tasks/get` and `tasks/cancel` (2025-11-25): the task.
+    Task(Box<Task>),
+    /// `tasks/list` (2025-11-25).
+    ListTasks(ListTasksResult),
     /// `ping`, and anything without a result of its own.
     Empty(EmptyResult),
+    /// `tasks/result` (2025-11-25): what the task's question was answered with.
+    TaskPayload(serde_json::Value),
 }

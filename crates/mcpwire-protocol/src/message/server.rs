@@ -13,8 +13,8 @@ use crate::method::Method;
 use crate::types::{
     CallToolResult, CancelledParams, CompleteResult, CreateMessageParams, CreateTaskResult, DiscoverResult,
     ElicitParams, EmptyResult, GetPromptResult, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListTasksResult, ListToolsResult, LoggingMessageParams, Meta, ProgressParams,
-    ReadResourceResult, ResourceUpdatedParams, SubscriptionFilter, Task,
+    ListResourcesResult, ListTasksResult, ListToolsResult, LoggingMessageParams, Meta, PaginatedParams, ProgressParams,
+    ReadResourceResult, ResourceUpdatedParams, SubscriptionFilter, Task, TaskIdParams, TaskMetadata,
 };
 
 /// A request from the server to the client (in the legacy era on the connection; in
@@ -29,6 +29,14 @@ pub enum ServerRequest {
     Elicit(ElicitParams),
     /// `roots/list`: ask for the client's roots.
     ListRoots,
+    /// `tasks/get` (2025-11-25): the state of a task the client runs for the server.
+    GetTask(TaskIdParams),
+    /// `tasks/result` (2025-11-25): what such a task's request returned, once it ends.
+    TaskResult(TaskIdParams),
+    /// `tasks/list` (2025-11-25): the tasks the client runs for the server.
+    ListTasks(PaginatedParams),
+    /// `tasks/cancel` (2025-11-25): stop such a task.
+    CancelTask(TaskIdParams),
 }
 
 impl ServerRequest {
@@ -39,6 +47,36 @@ impl ServerRequest {
             Self::CreateMessage(_) => Method::CreateMessage,
             Self::Elicit(_) => Method::Elicit,
             Self::ListRoots => Method::ListRoots,
+            Self::GetTask(_) => Method::GetTask,
+            Self::TaskResult(_) => Method::TaskResult,
+            Self::ListTasks(_) => Method::ListTasks,
+            Self::CancelTask(_) => Method::CancelTask,
+        }
+    }
+
+    /// Whether this is a question for the client's user, model or roots (what a handler
+    /// answers), rather than a ping or a request about a task the client runs.
+    pub fn is_question(&self) -> bool {
+        matches!(self, Self::CreateMessage(_) | Self::Elicit(_) | Self::ListRoots)
+    }
+
+    /// The request without the task it asks for (for a receiver that takes none).
+    pub fn without_task(&self) -> Self {
+        let mut question = self.clone();
+        match &mut question {
+            Self::Elicit(p) => p.task = None,
+            Self::CreateMessage(p) => p.task = None,
+            _ => {}
+        }
+        question
+    }
+
+    /// The task the request asks for (2025-11-25 `params.task`), if any.
+    pub fn task(&self) -> Option<&TaskMetadata> {
+        match self {
+            Self::CreateMessage(p) => p.task.as_ref(),
+            Self::Elicit(p) => p.task.as_ref(),
+            _ => None,
         }
     }
 
@@ -47,24 +85,31 @@ impl ServerRequest {
         ServerParamsOf(self)
     }
 
-    /// The client capability a request needs (`sampling`, `elicitation`, `roots`).
+    /// The client capability a request needs (`sampling`, `elicitation`, `roots`, `tasks`).
     pub fn capability(&self) -> Option<&'static str> {
         match self {
             Self::Ping => None,
             Self::CreateMessage(_) => Some("sampling"),
             Self::Elicit(_) => Some("elicitation"),
             Self::ListRoots => Some("roots"),
+            Self::GetTask(_) | Self::TaskResult(_) | Self::ListTasks(_) | Self::CancelTask(_) => Some("tasks"),
         }
     }
 
-    /// Whether `answer` has the shape of this request's result.
+    /// Whether `answer` has the shape of this request's result (a task-augmented question
+    /// is answered by a `CreateTaskResult`).
     pub fn accepts(&self, answer: &Value) -> bool {
         use crate::types::{CreateMessageResult, ElicitResult, ListRootsResult};
+        if self.task().is_some() && answer.get("task").is_some() {
+            return CreateTaskResult::deserialize(answer).is_ok();
+        }
         match self {
-            Self::Ping => answer.is_object(),
+            Self::Ping | Self::TaskResult(_) => answer.is_object(),
             Self::CreateMessage(_) => CreateMessageResult::deserialize(answer).is_ok(),
             Self::Elicit(_) => ElicitResult::deserialize(answer).is_ok(),
             Self::ListRoots => ListRootsResult::deserialize(answer).is_ok(),
+            Self::GetTask(_) | Self::CancelTask(_) => Task::deserialize(answer).is_ok(),
+            Self::ListTasks(_) => ListTasksResult::deserialize(answer).is_ok(),
         }
     }
 }
@@ -85,6 +130,26 @@ impl Body for ServerRequest {
                 round: s.round,
                 params: Self::Elicit(s.params),
             }),
+            Method::GetTask => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::GetTask(s.params),
+            }),
+            Method::TaskResult => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::TaskResult(s.params),
+            }),
+            Method::ListTasks => params_from::<PaginatedParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::ListTasks(s.params),
+            }),
+            Method::CancelTask => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
+                meta: s.meta,
+                round: s.round,
+                params: Self::CancelTask(s.params),
+            }),
             other => Err(not_a_request(other)),
         }
     }
@@ -99,16 +164,23 @@ impl Serialize for ServerParamsOf<'_> {
             ServerRequest::Ping | ServerRequest::ListRoots => NoParams {}.serialize(s),
             ServerRequest::CreateMessage(p) => p.serialize(s),
             ServerRequest::Elicit(p) => p.serialize(s),
+            ServerRequest::GetTask(p) | ServerRequest::TaskResult(p) | ServerRequest::CancelTask(p) => p.serialize(s),
+            ServerRequest::ListTasks(p) => p.serialize(s),
         }
     }
 }
 
-/// A request as an `inputRequests` entry writes it: `{method, params}`.
+/// A request as an `inputRequests` entry writes it: `{method, params}`. Entries are
+/// 2026-07-28's, which asks for no task: a `task` the params carry is left out.
 impl Serialize for ServerRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(2))?;
         map.serialize_entry("method", self.method().as_str())?;
-        map.serialize_entry("params", &self.params())?;
+        if self.task().is_some() {
+            map.serialize_entry("params", &self.without_task().params())?;
+        } else {
+            map.serialize_entry("params", &self.params())?;
+        }
         map.end()
     }
 }

@@ -56,6 +56,10 @@ pub struct CreateMessageParams {
     /// How the model should choose tools (2025-11-25+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
+    /// Asks the client to answer as a task (2025-11-25, to a client that declares
+    /// `tasks.requests.sampling.createMessage`; dropped for other revisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<super::TaskMetadata>,
 }
 
 /// The result of `sampling/createMessage`.
@@ -94,6 +98,10 @@ pub struct ElicitParams {
     /// URL mode: identifier of this elicitation (2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elicitation_id: Option<String>,
+    /// Asks the client to answer as a task (2025-11-25, to a client that declares
+    /// `tasks.requests.elicitation.create`; dropped for other revisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<super::TaskMetadata>,
 }
 
 /// The result of `elicitation/create`.

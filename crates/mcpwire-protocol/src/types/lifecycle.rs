@@ -80,6 +80,38 @@ pub struct ClientCapabilities {
     pub extensions: Option<JsonObject>,
 }
 
+impl ClientCapabilities {
+    /// Whether the client declared that it answers `method` as a task when asked
+    /// (2025-11-25 `tasks.requests`: `elicitation.create`, `sampling.createMessage`).
+    pub fn takes_task_requests(&self, method: crate::Method) -> bool {
+        use crate::Method;
+        let path: &[&str] = match method {
+            Method::Elicit => &["requests", "elicitation", "create"],
+            Method::CreateMessage => &["requests", "sampling", "createMessage"],
+            _ => return false,
+        };
+        let Some(tasks) = &self.tasks else { return false };
+        let mut at = tasks.get(path[0]);
+        for key in &path[1..] {
+            at = at.and_then(|v| v.get(key));
+        }
+        at.is_some_and(serde_json::Value::is_object)
+    }
+
+    /// Whether the client declared the 2025-11-25 task request `method` (`tasks.list`,
+    /// `tasks.cancel`; `tasks/get` and `tasks/result` come with any task support).
+    pub fn answers_task_request(&self, method: crate::Method) -> bool {
+        use crate::Method;
+        let Some(tasks) = &self.tasks else { return false };
+        match method {
+            Method::ListTasks => tasks.get("list").is_some_and(serde_json::Value::is_object),
+            Method::CancelTask => tasks.get("cancel").is_some_and(serde_json::Value::is_object),
+            Method::GetTask | Method::TaskResult => true,
+            _ => false,
+        }
+    }
+}
+
 /// Params of `initialize` (legacy era).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

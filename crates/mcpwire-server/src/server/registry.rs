@@ -132,6 +132,10 @@ impl ToolEntry {
             Err(HandlerError::InvalidArguments(message)) => invalid_arguments(rev, message),
             // A question the client cannot be asked is the tool's failure: the model sees it.
             Err(HandlerError::Ask(e @ AskError::Unsupported(_))) => Ok(CallToolResult::error(e.to_string())),
+            // So is a task the client ran for a question and never ended, or cancelled.
+            Err(HandlerError::Ask(e)) if e.is_client_task_expired() || e.is_client_task_cancelled() => {
+                Ok(CallToolResult::error(e.to_string()))
+            }
             Err(other) => Err(other),
         }
     }

@@ -25,21 +25,21 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 
 /// The client end of an in-memory connection; keeps every message it did not consume yet.
-struct Peer {
+pub(crate) struct Peer {
     conn: Connection,
     next_id: i64,
-    inbox: Vec<Value>,
+    pub(crate) inbox: Vec<Value>,
 }
 
 impl Peer {
-    fn start(server: &Server) -> Self {
+    pub(crate) fn start(server: &Server) -> Self {
         let (client, server_end) = memory::pair();
         let server = server.clone();
         tokio::spawn(async move { server.serve(server_end).await });
         Self { conn: client, next_id: 1, inbox: Vec::new() }
     }
 
-    async fn send(&self, v: Value) {
+    pub(crate) async fn send(&self, v: Value) {
         self.conn.outgoing.send(mcpwire_protocol::frame::Outbound::text(v.to_string())).await.expect("server gone");
     }
 
@@ -53,7 +53,7 @@ impl Peer {
     }
 
     /// Sends a request and waits for its response; everything else is kept in the inbox.
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})).await;
@@ -67,7 +67,7 @@ impl Peer {
     }
 
     /// Waits for a message (already received or to come) that `pred` accepts, and takes it.
-    async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.inbox.iter().position(&pred) {
             return self.inbox.remove(i);
         }
@@ -226,6 +226,7 @@ fn server(config: TaskConfig, cancelled: &Flag) -> Server {
                 ),
                 url: None,
                 elicitation_id: None,
+                task: None,
             };
             let answer = ctx.elicit_as("name", form).await?;
             let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();
@@ -244,7 +245,7 @@ fn server(config: TaskConfig, cancelled: &Flag) -> Server {
     server
 }
 
-fn name_form() -> ElicitParams {
+pub(crate) fn name_form() -> ElicitParams {
     ElicitParams {
         mode: None,
         message: "name?".into(),
@@ -253,6 +254,7 @@ fn name_form() -> ElicitParams {
         ),
         url: None,
         elicitation_id: None,
+        task: None,
     }
 }
 

@@ -193,6 +193,7 @@ fn instance(store: &RedisStore, signals: &Arc<Signals>) -> Server {
                 requested_schema: schema.as_object().cloned(),
                 url: None,
                 elicitation_id: None,
+                task: None,
             };
             let answer = ctx.elicit_as("name", form).await?;
             let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();

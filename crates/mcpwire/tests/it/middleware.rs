@@ -333,6 +333,7 @@ async fn a_multi_round_request_goes_through_the_layers_on_each_round() {
                 ),
                 url: None,
                 elicitation_id: None,
+                task: None,
             })
             .await?;
         let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();

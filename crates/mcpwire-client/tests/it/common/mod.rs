@@ -125,6 +125,7 @@ pub fn test_server() -> (Server, Probes) {
                 metadata: None,
                 tools: None,
                 tool_choice: None,
+                task: None,
             })
             .await?;
         let text = match reply.content {
@@ -143,6 +144,7 @@ pub fn test_server() -> (Server, Probes) {
                 ),
                 url: None,
                 elicitation_id: None,
+                task: None,
             })
             .await?;
         let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or(Value::Null);
@@ -160,6 +162,7 @@ pub fn test_server() -> (Server, Probes) {
                 ),
                 url: None,
                 elicitation_id: None,
+                task: None,
             })
             .await?;
         let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or(Value::Null);

@@ -76,6 +76,12 @@ impl Scope {
             ServerRequest::Elicit(_) => caps.elicitation.is_some() && self.revision >= ProtocolVersion::V2025_06_18,
             ServerRequest::CreateMessage(_) => caps.sampling.is_some(),
             ServerRequest::ListRoots => caps.roots.is_some(),
+            ServerRequest::GetTask(_)
+            | ServerRequest::TaskResult(_)
+            | ServerRequest::ListTasks(_)
+            | ServerRequest::CancelTask(_) => {
+                caps.answers_task_request(question.method()) && self.revision == ProtocolVersion::V2025_11_25
+            }
         };
         if present {
             None
