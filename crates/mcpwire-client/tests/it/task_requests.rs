@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use common::*;
 use mcpwire_client::{Client, ProtocolVersion};
-use mcpwire_protocol::types::{CallToolResult, ContentBlock, ElicitParams, ElicitResult, Tool};
+use mcpwire_protocol::types::{
+    CallToolResult, ContentBlock, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Role,
+    SamplingContent, SamplingMessage, Tool,
+};
 use mcpwire_protocol::ErrorObject;
 use mcpwire_server::{Context, Server};
 use serde_json::json;
@@ -34,6 +37,26 @@ fn server() -> Server {
         let answer = ctx.elicit(form).await?;
         let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();
         Ok(CallToolResult::text(format!("hello {}", name.as_str().unwrap_or("?"))))
+    });
+    server.add_tool(Tool::new("sample", "samples", json!({"type": "object"})), |_, ctx: Context| async move {
+        let params = CreateMessageParams {
+            messages: vec![SamplingMessage {
+                role: Role::User,
+                content: SamplingContent::Single(ContentBlock::text("2+2?")),
+            }],
+            max_tokens: 10,
+            system_prompt: None,
+            model_preferences: None,
+            include_context: None,
+            temperature: None,
+            stop_sequences: None,
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+            task: None,
+        };
+        let answer = ctx.sample(params).await?;
+        Ok(CallToolResult::text(format!("model {}", answer.model)))
     });
     server
 }
@@ -74,6 +97,35 @@ async fn a_client_that_takes_task_requests_answers_a_question_as_a_task() {
     let r = session.call_tool("ask", json!({})).await.unwrap();
     assert_eq!(text(&r), "hello Ada");
     assert_eq!(*asked.lock().unwrap(), [true], "the question came with a task");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sampling_question_is_answered_as_a_task_too() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let client = Client::builder("c", "1")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .task_requests(true)
+        .sampling(move |params: CreateMessageParams| {
+            seen.lock().unwrap().push(params.task.is_some());
+            async move {
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: SamplingContent::Single(ContentBlock::text("4")),
+                    model: "m1".into(),
+                    stop_reason: None,
+                    meta: None,
+                })
+            }
+        })
+        .build();
+    assert!(client
+        .capabilities(ProtocolVersion::V2025_11_25)
+        .takes_task_requests(mcpwire_protocol::Method::CreateMessage));
+    let session = connect(&client, &server()).await;
+    assert_eq!(text(&session.call_tool("sample", json!({})).await.unwrap()), "model m1");
+    assert_eq!(*asked.lock().unwrap(), [true]);
 }
 
 #[tokio::test(start_paused = true)]
