@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, Caller};
 use crate::events::{parse_event_id, EventStore, Evicted, StreamInfo, StreamLog, StreamLookup};
+use crate::guard::Admitted;
 use crate::reply::{self, Expect};
 use crate::resume;
 use crate::session::{Found, Session, Sessions, SessionsFull, StreamSlot};
@@ -459,17 +460,7 @@ pub(crate) async fn get_stream(inner: &Arc<Inner>, headers_in: &HeaderMap, calle
 }
 
 /// `GET /sse`: opens an HTTP+SSE session; the first event names where to POST.
-pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap) -> Response {
-    if let Some(refused) = inner.refuse_while_shutting_down() {
-        return refused;
-    }
-    if let Err(why) = inner.config.hosts.check(&headers_in) {
-        return plain(StatusCode::FORBIDDEN, &why);
-    }
-    let caller = match auth::authorize(&inner, &headers_in).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
+pub(crate) async fn open(State(inner): State<Arc<Inner>>, Admitted(caller): Admitted) -> Response {
     let Ok(session) = inner.sessions.create(false) else {
         return sessions_full(None);
     };
@@ -493,19 +484,14 @@ pub(crate) async fn open(State(inner): State<Arc<Inner>>, headers_in: HeaderMap)
 }
 
 /// `POST /message?sessionId=..`: a message for an HTTP+SSE session; answers go on its stream.
-pub(crate) async fn post(State(inner): State<Arc<Inner>>, query: SessionQueryExtract, request: Request) -> Response {
-    if let Some(refused) = inner.refuse_while_shutting_down() {
-        return refused;
-    }
-    // The headers and the session are judged before the body is read: a refused request
-    // costs no body.
-    if let Err(why) = inner.config.hosts.check(request.headers()) {
-        return plain(StatusCode::FORBIDDEN, &why);
-    }
-    let caller = match auth::authorize(&inner, request.headers()).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
+// The guard and the session are judged before the body is read: a refused request costs no
+// body.
+pub(crate) async fn post(
+    State(inner): State<Arc<Inner>>,
+    Admitted(caller): Admitted,
+    query: SessionQueryExtract,
+    request: Request,
+) -> Response {
     let Some(id) = query.session_id.as_deref() else {
         return plain(StatusCode::BAD_REQUEST, "missing sessionId");
     };

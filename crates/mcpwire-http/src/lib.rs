@@ -16,6 +16,7 @@
 mod auth;
 mod deployment;
 mod events;
+mod guard;
 mod headers;
 mod legacy;
 mod modern;
@@ -44,6 +45,7 @@ use mcpwire_server::Server;
 use tokio_util::sync::CancellationToken;
 
 pub use events::{EventBudget, EventStore, Evicted, MemoryEventStore, SharedEventStore, StreamInfo, StreamPosition};
+use guard::Admitted;
 pub use headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 pub use security::HostPolicy;
 use session::SharedSessions;
@@ -326,21 +328,11 @@ fn has_modern_meta(frame: &Decoded<FromClient>) -> bool {
     matches!(frame, Decoded::Single(Received::Request(r)) if r.meta.protocol_version.is_some())
 }
 
-async fn post_mcp(State(inner): Shared, request: Request) -> Response {
-    if let Some(refused) = inner.refuse_while_shutting_down() {
-        return refused;
-    }
+// The guard judges the headers before the body is read: a refused request costs no body.
+async fn post_mcp(State(inner): Shared, Admitted(caller): Admitted, request: Request) -> Response {
     // The headers are taken out of the request, not copied as the `HeaderMap` extractor does.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
-    // The headers are judged before the body is read: a refused request costs no body.
-    if let Err(why) = inner.config.hosts.check(&headers) {
-        return plain(StatusCode::FORBIDDEN, &why);
-    }
-    let caller = match auth::authorize(&inner, &headers).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         if !ct.to_str().unwrap_or_default().to_ascii_lowercase().starts_with("application/json") {
             return plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
@@ -386,17 +378,7 @@ fn header_mismatch(incoming: &Decoded<FromClient>, why: String) -> Response {
     error_response(reply::modern_status(code), id, &ErrorObject::new(code, why))
 }
 
-async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
-    if let Some(refused) = inner.refuse_while_shutting_down() {
-        return refused;
-    }
-    if let Err(why) = inner.config.hosts.check(&headers) {
-        return plain(StatusCode::FORBIDDEN, &why);
-    }
-    let caller = match auth::authorize(&inner, &headers).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
+async fn get_mcp(State(inner): Shared, Admitted(caller): Admitted, headers: HeaderMap) -> Response {
     if !inner.config.get_stream || !headers.contains_key(&headers::names::SESSION_ID) {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "GET needs a legacy session; this endpoint takes POST");
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
@@ -405,17 +387,7 @@ async fn get_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
     legacy::get_stream(&inner, &headers, &caller).await
 }
 
-async fn delete_mcp(State(inner): Shared, headers: HeaderMap) -> Response {
-    if let Some(refused) = inner.refuse_while_shutting_down() {
-        return refused;
-    }
-    if let Err(why) = inner.config.hosts.check(&headers) {
-        return plain(StatusCode::FORBIDDEN, &why);
-    }
-    let caller = match auth::authorize(&inner, &headers).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
+async fn delete_mcp(State(inner): Shared, Admitted(caller): Admitted, headers: HeaderMap) -> Response {
     match headers::value(&headers, &headers::names::SESSION_ID) {
         Ok(Some(id)) => match inner.sessions.find(id, &caller).await {
             Ok(session::Found::Session(s)) if auth::may_use(&s, &caller) => match inner.sessions.end(id).await {
