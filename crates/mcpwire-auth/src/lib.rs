@@ -25,6 +25,9 @@
 //!   `offline_access` when the authorization server lists it; on 403
 //!   `insufficient_scope`, the union of the old and the new scopes, at most
 //!   [`OAuthConfig::max_attempts`] authorizations for one request.
+//! - **Native applications**: [`native_client`] makes the client of a server as the `mcp`
+//!   command line and its inspector do (a [`LoopbackAuthorizer`], no DPoP), with the
+//!   authorization kept for the server in a [`TokenStore`] (per server, owner-only) restored.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -50,9 +53,10 @@ pub mod resource;
 
 pub use challenge::BearerChallenge;
 pub use client::{
-    check_authorization_response, select_scopes, AssertionSource, Authorizer, ClientAuthMethod, ClientCredentials,
-    Grant, HeadlessAuthorizer, IdJagExchange, LoopbackAuthorizer, OAuthClient, OAuthConfig, Present,
-    SavedAuthorization, StaticAssertion, TokenSet, JWT_BEARER_GRANT, OFFLINE_ACCESS,
+    check_authorization_response, native_client, select_scopes, AssertionSource, Authorizer, ClientAuthMethod,
+    ClientCredentials, Grant, HeadlessAuthorizer, IdJagExchange, LoopbackAuthorizer, NativeSettings, OAuthClient,
+    OAuthConfig, Present, SavedAuthorization, StaticAssertion, StoredAuthorization, TokenSet, TokenStore,
+    JWT_BEARER_GRANT, OFFLINE_ACCESS,
 };
 pub use error::AuthError;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};

@@ -124,6 +124,7 @@
       showConnection(null);
       $("connect-error").textContent = e.message;
     }
+    $("authorize").hidden = true;
   }
 
   $("connect-form").addEventListener("submit", (ev) => { ev.preventDefault(); connect(); });
@@ -233,7 +234,18 @@
     }
     if (r.isError) put(target, el("p", { class: "error", role: "alert", text: "The tool reported an error (isError)" }));
     for (const b of r.content || []) put(target, renderBlock(b));
-    if (r.structuredContent !== undefined) put(target, el("h4", { text: "Structured content" }), el("pre", { text: json(r.structuredContent) }));
+    if (r.structuredContent !== undefined || answer.outputCheck) {
+      put(target, el("h4", { text: "Structured content" }));
+      const check = answer.outputCheck;
+      if (check) {
+        put(target, el("p", {
+          class: "output-check " + (check.valid ? "ok" : "error"),
+          text: check.valid ? "Valid against the tool's output schema" : "Does not match the tool's output schema",
+        }));
+        if (!check.valid) put(target, el("ul", { class: "output-errors error" }, ...(check.errors || []).map((e) => el("li", { text: String(e) }))));
+      }
+      if (r.structuredContent !== undefined) put(target, el("pre", { text: json(r.structuredContent) }));
+    }
   }
 
   // ---- forms from JSON Schema ----
@@ -474,7 +486,8 @@
       if (!answer.ok) { note.textContent = "Error: " + errorText(answer); return; }
       if (on) subscribed.add(res.uri); else subscribed.delete(res.uri);
       sub.textContent = on ? "Unsubscribe" : "Subscribe";
-      note.textContent = on ? "Subscribed to " + res.uri : "Unsubscribed";
+      const how = answer.result && answer.result.listen ? " (subscriptions/listen)" : "";
+      note.textContent = on ? "Subscribed to " + res.uri + how : "Unsubscribed";
     });
     put(detail,
       el("h3", { text: res.title || res.name || res.uri }),
@@ -650,9 +663,10 @@
       const state = el("span", { class: "badge", text: "pending" });
       const timing = el("span", { class: "muted" });
       const responsePre = el("pre", { text: "(waiting)" });
+      const httpBox = el("div", { class: "http" });
       const li = el("li", {}, el("code", { text: method }), " ", state, " ", timing, " ", replay,
-        el("details", {}, el("summary", { text: "Raw JSON-RPC" }), el("h4", { text: "Request" }), el("pre", { text: json(data.request) }), el("h4", { text: "Response" }), responsePre));
-      historyItems.set(data.id, { state, timing, responsePre });
+        el("details", {}, el("summary", { text: "Raw JSON-RPC" }), el("h4", { text: "Request" }), el("pre", { text: json(data.request) }), el("h4", { text: "Response" }), responsePre, httpBox));
+      historyItems.set(data.id, { state, timing, responsePre, httpBox });
       $("history").prepend(li);
       while ($("history").children.length > 1000) $("history").removeChild($("history").lastChild);
     } else {
@@ -663,7 +677,17 @@
       item.timing.textContent = data.durationMs.toFixed(1) + " ms";
       const response = data.ok ? { jsonrpc: "2.0", result: data.result } : { jsonrpc: "2.0", error: data.error };
       item.responsePre.textContent = json(response);
+      for (const x of data.http || []) item.httpBox.append(el("h4", { text: "HTTP" }), el("pre", { class: "http-exchange", text: httpText(x) }));
     }
+  }
+  /** An HTTP exchange as text: the request line and headers sent, the status and headers received. */
+  function httpText(x) {
+    const lines = [x.method + " " + x.url];
+    for (const [n, v] of x.requestHeaders || []) lines.push(n + ": " + v);
+    lines.push("");
+    lines.push(x.status != null ? "HTTP " + x.status + " (" + Number(x.durationMs || 0).toFixed(1) + " ms)" : "failed: " + (x.error || "no answer"));
+    for (const [n, v] of x.responseHeaders || []) lines.push(n + ": " + v);
+    return lines.join("\n");
   }
   function onFrame(data) {
     const wire = $("wire");
@@ -746,6 +770,21 @@
     ev.preventDefault();
   });
 
+  // ---- authorization (OAuth: the server answered 401) ----
+  function onAuthorize(d) {
+    const link = $("authorize-link");
+    if (isHttpUrl(d.url)) {
+      link.href = d.url;
+      link.hidden = false;
+      $("authorize-url").textContent = d.url;
+    } else {
+      link.removeAttribute("href");
+      link.hidden = true;
+      $("authorize-url").textContent = "The authorization URL is not an http(s) URL: it will not be opened.";
+    }
+    $("authorize").hidden = false;
+  }
+
   // ---- the event stream ----
   async function events() {
     for (;;) {
@@ -783,7 +822,9 @@
       case "frame": onFrame(d); break;
       case "serverRequest": onServerRequest(d); break;
       case "serverRequestDone": onServerRequestDone(d); break;
+      case "authorize": onAuthorize(d); break;
       case "state":
+        if (!d.connecting) $("authorize").hidden = true;
         if (d.connected) { showConnection(d.connection); $("connect-error").textContent = ""; }
         else if (d.connecting) status.textContent = "Connecting to " + (d.target || "") + "…";
         else if (connection) { showConnection(null); if (d.reason) $("connect-error").textContent = d.reason; }

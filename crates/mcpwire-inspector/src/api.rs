@@ -2,21 +2,29 @@
 //!
 //! - `GET /api/health`: `{"ok": true}` (for scripts and tests);
 //! - `GET /api/state`: the connection, the initial target, the roots;
-//! - `POST /api/connect` `{target?, transport?, era?, headers?, timeoutMs?}`: connects
-//!   (without `target`, to the one the inspector was started with);
+//! - `POST /api/connect` `{target?, transport?, era?, headers?, timeoutMs?, oauth?}`: connects
+//!   (without `target`, to the one the inspector was started with); an HTTP server given no
+//!   `Authorization` that answers 401 is authorized with OAuth (unless `oauth` is false): the
+//!   page is sent the authorization URL (an `authorize` event) and the call returns once the
+//!   browser has come back to the loopback redirect URI (the tokens kept as the CLI keeps
+//!   them);
 //! - `POST /api/disconnect`;
 //! - `POST /api/request` `{id?, method, params?, task?, timeoutMs?}`: one request through
 //!   the client (tool calls, reads and prompts answer the server's questions through the
-//!   page), with its timing; progress resets its timeout;
+//!   page), with its timing; progress resets its timeout. The answer adds `outputCheck`
+//!   `{valid, errors}` to a tool's result when the tool (as last listed) has an output schema,
+//!   and `http` (the request's POSTs: headers sent, status and headers received, credentials
+//!   hidden) over HTTP. On a 2026-07-28 server `resources/subscribe` opens a
+//!   `subscriptions/listen` stream for the resource (until `resources/unsubscribe`);
 //! - `POST /api/cancel` `{id}`: cancels a request in flight;
 //! - `POST /api/reply/{id}` `{result}` or `{error}`: answers a question of the server's;
 //! - `PUT /api/roots` `{roots: [{uri, name?}]}`: the roots offered to the server;
 //! - `GET /api/events`: the event stream (server-sent events).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::extract::{Path, State};
@@ -26,12 +34,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use futures::StreamExt;
+use mcpwire_auth::{native_client, LoopbackAuthorizer, NativeSettings, OAuthClient, Present, TokenStore};
 use mcpwire_client::{CallToolOutcome, Client, ClientError, ClientSession, Era, ErrorObject, ProtocolVersion};
 use mcpwire_protocol::method::Method;
 use mcpwire_protocol::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, LoggingLevel, Root,
+    SubscriptionFilter,
 };
 use mcpwire_transport::child::ChildProcess;
+use mcpwire_transport::http::{AuthProvider, HttpExchange, HttpObserver};
 use mcpwire_transport::{Connection, Outbound, CHANNEL_CAPACITY};
 use parking_lot::Mutex;
 use serde::Deserialize;
@@ -46,6 +57,8 @@ use crate::target::{chain, Resolver, Target, TransportChoice};
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest timeout the page may ask for.
 const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// How long the user may take to authorize in the browser.
+const AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long the child is given at each step of closing.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -59,6 +72,7 @@ pub(crate) struct Inner {
     initial: Option<Target>,
     resolver: Resolver,
     reply_timeout: Duration,
+    tokens: Option<TokenStore>,
     shutdown: CancellationToken,
     events: Events,
     /// Connecting and disconnecting, one at a time.
@@ -69,7 +83,32 @@ pub(crate) struct Inner {
     inflight: Mutex<HashMap<String, CancellationToken>>,
     roots: Mutex<Vec<Root>>,
     next: AtomicU64,
+    /// The connection being made, if any: cancelled to give it up.
+    connecting: Mutex<Option<CancellationToken>>,
+    /// The output schemas of the tools, as last listed (by name).
+    schemas: Mutex<HashMap<String, Value>>,
+    /// The `subscriptions/listen` streams open for resources (2026-07-28), by URI: cancelled
+    /// to unsubscribe.
+    listens: Mutex<HashMap<String, CancellationToken>>,
+    /// Requests of the page waiting to learn their JSON-RPC id (the first request of their
+    /// method sent after them).
+    claims: Mutex<VecDeque<Claim>>,
+    /// The JSON-RPC ids (their JSON text) of the page's requests in flight: their HTTP
+    /// exchanges are kept.
+    wanted: Mutex<std::collections::HashSet<String>>,
+    /// The HTTP exchanges of the requests in flight, by JSON-RPC id.
+    http_log: Mutex<VecDeque<(String, Value)>>,
 }
+
+/// A request of the page that waits to learn the JSON-RPC id the client gave it.
+#[derive(Clone)]
+struct Claim {
+    method: String,
+    id: Arc<OnceLock<String>>,
+}
+
+/// How many HTTP exchanges are kept for requests still in flight.
+const HTTP_LOG: usize = 500;
 
 #[derive(Clone)]
 struct Current {
@@ -82,6 +121,8 @@ struct Current {
 struct Live {
     session: ClientSession,
     child: Option<ChildProcess>,
+    /// The OAuth client of a protected HTTP server, and its URL: what it holds is kept.
+    oauth: Option<(String, Arc<OAuthClient>)>,
 }
 
 /// The page's answer to a question of the server's.
@@ -134,6 +175,7 @@ impl AppState {
         initial: Option<Target>,
         resolver: Resolver,
         reply_timeout: Duration,
+        tokens: Option<TokenStore>,
         shutdown: CancellationToken,
     ) -> Self {
         Self(Arc::new(Inner {
@@ -142,6 +184,7 @@ impl AppState {
             initial,
             resolver,
             reply_timeout,
+            tokens,
             shutdown,
             events: Events::new(),
             live: tokio::sync::Mutex::new(None),
@@ -150,6 +193,12 @@ impl AppState {
             inflight: Mutex::new(HashMap::new()),
             roots: Mutex::new(Vec::new()),
             next: AtomicU64::new(1),
+            connecting: Mutex::new(None),
+            schemas: Mutex::new(HashMap::new()),
+            listens: Mutex::new(HashMap::new()),
+            claims: Mutex::new(VecDeque::new()),
+            wanted: Mutex::new(std::collections::HashSet::new()),
+            http_log: Mutex::new(VecDeque::new()),
         }))
     }
 
@@ -172,6 +221,10 @@ impl AppState {
     }
 
     async fn disconnect(&self, why: &str) {
+        // A connection still being made (its user authorizing, say) is given up.
+        if let Some(connecting) = self.0.connecting.lock().take() {
+            connecting.cancel();
+        }
         let mut live = self.0.live.lock().await;
         self.disconnect_locked(&mut live, why).await;
     }
@@ -183,7 +236,16 @@ impl AppState {
             cancel.cancel();
         }
         self.0.pending.lock().clear();
-        if let Some(Live { session, child }) = live.take() {
+        self.0.schemas.lock().clear();
+        self.0.wanted.lock().clear();
+        self.0.http_log.lock().clear();
+        for (_, listen) in self.0.listens.lock().drain() {
+            listen.cancel();
+        }
+        if let Some(Live { session, child, oauth }) = live.take() {
+            if let Some((url, client)) = oauth {
+                self.persist(&url, &client).await;
+            }
             let _ = tokio::time::timeout(CLOSE_GRACE * 2, session.close()).await;
             if let Some(child) = child {
                 let _ = tokio::time::timeout(CLOSE_GRACE * 3, child.close(CLOSE_GRACE)).await;
@@ -196,6 +258,79 @@ impl AppState {
 
     fn next(&self) -> u64 {
         self.0.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Keeps what an OAuth client holds now (a new or refreshed token), where the command
+    /// line keeps it.
+    async fn persist(&self, url: &str, client: &OAuthClient) {
+        let Some(store) = &self.0.tokens else { return };
+        if let Err(e) = store.persist(url, client).await {
+            tracing::warn!("the token for {url} could not be kept: {e}");
+        }
+    }
+
+    /// The OAuth client of a protected HTTP server: on a 401 the page is sent the
+    /// authorization URL (`authorize`) to open, and `authorizing` told so.
+    fn oauth_client(&self, url: &str, authorizing: Arc<Notify>) -> Result<Arc<OAuthClient>, ApiError> {
+        let weak = Arc::downgrade(&self.0);
+        let target = url.to_owned();
+        let present: Present = Arc::new(move |authorize: &url::Url| {
+            authorizing.notify_one();
+            if let Some(inner) = weak.upgrade() {
+                inner.events.emit("authorize", json!({"target": target, "url": authorize.as_str(), "time": now_ms()}));
+            }
+        });
+        let authorizer = LoopbackAuthorizer::bind(present)
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .timeout(AUTHORIZE_TIMEOUT);
+        native_client("mcp inspector", url, &NativeSettings::default(), authorizer, self.0.tokens.as_ref())
+            .map_err(|e| bad_request(format!("{url}: {e}")))
+    }
+
+    /// Keeps the output schemas of a `tools/list` result (a page of it).
+    fn learn_schemas(&self, result: &Value) {
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else { return };
+        let mut schemas = self.0.schemas.lock();
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+            match tool.get("outputSchema") {
+                Some(schema) if schema.is_object() => schemas.insert(name.to_owned(), schema.clone()),
+                _ => schemas.remove(name),
+            };
+        }
+    }
+
+    /// Checks a tool's result against the tool's output schema, when it has one (and the
+    /// result is no error): `{valid, errors}`.
+    fn check_output(&self, tool: &str, result: &Value) -> Option<Value> {
+        if result.get("isError").and_then(Value::as_bool) == Some(true) || result.get("task").is_some() {
+            return None;
+        }
+        let schema = self.0.schemas.lock().get(tool).cloned()?;
+        let validator = match jsonschema::validator_for(&schema) {
+            Ok(v) => v,
+            Err(e) => {
+                return Some(json!({"valid": false, "errors": [format!("the output schema does not compile: {e}")]}))
+            }
+        };
+        let Some(structured) = result.get("structuredContent") else {
+            return Some(
+                json!({"valid": false, "errors": ["the tool has an output schema but the result has no structuredContent"]}),
+            );
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(structured)
+            .take(20)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        Some(json!({"valid": errors.is_empty(), "errors": errors}))
     }
 }
 
@@ -213,6 +348,76 @@ impl Inner {
         let answer = tokio::time::timeout(self.reply_timeout, rx).await;
         answer.ok().and_then(Result::ok)
     }
+}
+
+impl Inner {
+    /// A request sent: the oldest page request of its method waiting for an id gets its id.
+    fn claim(&self, text: &str) {
+        let mut claims = self.claims.lock();
+        if claims.is_empty() {
+            return;
+        }
+        let Some((method, id)) = rpc_request(text) else { return };
+        if let Some(at) = claims.iter().position(|c| c.method == method) {
+            if let Some(claim) = claims.remove(at) {
+                self.wanted.lock().insert(id.clone());
+                let _ = claim.id.set(id);
+            }
+        }
+    }
+
+    /// An HTTP exchange of the connection, kept by the JSON-RPC id of the request it carried.
+    fn observed(&self, exchange: &HttpExchange) {
+        let Some((_, id)) = rpc_request(&exchange.body) else { return };
+        if !self.wanted.lock().contains(&id) {
+            return;
+        }
+        let redact = |headers: &[(String, String)]| -> Vec<Value> {
+            headers
+                .iter()
+                .map(|(name, value)| {
+                    let value = if name.eq_ignore_ascii_case("authorization") {
+                        let scheme = value.split_whitespace().next().unwrap_or("");
+                        format!("{scheme} (hidden)")
+                    } else {
+                        value.clone()
+                    };
+                    json!([name, value])
+                })
+                .collect()
+        };
+        let entry = json!({
+            "method": exchange.method,
+            "url": exchange.url,
+            "requestHeaders": redact(&exchange.request_headers),
+            "status": exchange.status,
+            "responseHeaders": redact(&exchange.response_headers),
+            "error": exchange.error,
+            "durationMs": exchange.elapsed.as_secs_f64() * 1000.0,
+        });
+        let mut log = self.http_log.lock();
+        if log.len() == HTTP_LOG {
+            log.pop_front();
+        }
+        log.push_back((id, entry));
+    }
+
+    /// The HTTP exchanges of the request with this JSON-RPC id, taken out of the log.
+    fn exchanges_of(&self, id: &str) -> Vec<Value> {
+        self.wanted.lock().remove(id);
+        let mut log = self.http_log.lock();
+        let (mine, rest): (Vec<_>, Vec<_>) = log.drain(..).partition(|(of, _)| of == id);
+        log.extend(rest);
+        mine.into_iter().map(|(_, entry)| entry).collect()
+    }
+}
+
+/// The method and id (as JSON text) of a JSON-RPC request's text.
+fn rpc_request(text: &str) -> Option<(String, String)> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let method = value.get("method")?.as_str()?.to_owned();
+    let id = value.get("id")?.to_string();
+    Some((method, id))
 }
 
 /// A question of the server's put to the page: withdrawn when dropped.
@@ -316,6 +521,7 @@ fn tee(connection: Connection, state: &AppState) -> Connection {
         while let Some(out) = out_rx.recv().await {
             if let (Outbound::Frame(frame), Some(inner)) = (&out, weak_out.upgrade()) {
                 inner.events.emit("frame", json!({"dir": "sent", "text": frame.text, "time": now_ms()}));
+                inner.claim(&frame.text);
             }
             if outgoing.send(out).await.is_err() {
                 break;
@@ -396,6 +602,10 @@ struct ConnectBody {
     headers: Vec<Header>,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    /// Whether to authorize with OAuth on a 401 (default: yes, unless an `Authorization`
+    /// header is given).
+    #[serde(default)]
+    oauth: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -432,14 +642,70 @@ async fn connect(State(state): State<AppState>, Body(body): Body<ConnectBody>) -
         headers.push((name, value.trim().to_owned()));
     }
     let target = target.with_headers(headers);
-    let client = build_client(&state, body.era.as_deref().unwrap_or("auto"))?;
+    let era = body.era.as_deref().unwrap_or("auto");
+    // Checked before anything is ended.
+    build_client(&state, era)?;
+    // A connection still being made is given up for this one.
+    let given_up = CancellationToken::new();
+    if let Some(previous) = state.0.connecting.lock().replace(given_up.clone()) {
+        previous.cancel();
+    }
     let mut live = state.0.live.lock().await;
     state.disconnect_locked(&mut live, "connecting to another server").await;
     state.0.events.emit("state", json!({"connected": false, "connecting": true, "target": target.label()}));
-    let (connection, child) = target.open().map_err(|e| ApiError(StatusCode::BAD_GATEWAY, e))?;
-    let connection = tee(connection, &state);
+    let watcher = Arc::downgrade(&state.0);
+    let observer: HttpObserver = Arc::new(move |exchange: &HttpExchange| {
+        if let Some(inner) = watcher.upgrade() {
+            inner.observed(exchange);
+        }
+    });
+    let authorizing = Arc::new(Notify::new());
+    let oauth = match target.wants_oauth().filter(|_| body.oauth.unwrap_or(true)) {
+        Some(url) => Some((url.to_owned(), state.oauth_client(url, authorizing.clone())?)),
+        None => None,
+    };
+    let auth = oauth.as_ref().map(|(_, c)| c.clone() as Arc<dyn AuthProvider>);
     let started = Instant::now();
-    let session = match tokio::time::timeout(timeout + Duration::from_secs(5), client.connect(connection)).await {
+    let mut retried = false;
+    let (handshake, child) = loop {
+        let client = build_client(&state, era)?;
+        let (connection, child) =
+            target.open(Some(observer.clone()), auth.clone()).map_err(|e| ApiError(StatusCode::BAD_GATEWAY, e))?;
+        let connection = tee(connection, &state);
+        // The handshake's time limit, but while the user authorizes in the browser, as long as
+        // the authorization may take.
+        let mut authorized = false;
+        let handshake = async {
+            let mut connecting = std::pin::pin!(client.connect(connection));
+            let mut limit = timeout + Duration::from_secs(5);
+            loop {
+                tokio::select! {
+                    done = &mut connecting => break Ok(done),
+                    () = authorizing.notified() => {
+                        authorized = true;
+                        limit = AUTHORIZE_TIMEOUT + timeout;
+                    }
+                    () = tokio::time::sleep(limit) => break Err(false),
+                    () = given_up.cancelled() => break Err(true),
+                }
+            }
+        }
+        .await;
+        // The era's probe (`server/discover`) gives up after a few seconds, and the user's
+        // authorization takes longer: with the era to detect, the handshake is made again,
+        // with the token, so that the era is the server's and not the probe's timeout.
+        match &handshake {
+            Ok(Ok(session)) if authorized && !retried && era == "auto" && session.era() == Era::Legacy => {
+                retried = true;
+                let _ = tokio::time::timeout(CLOSE_GRACE * 2, session.close()).await;
+                if let Some(child) = child {
+                    let _ = tokio::time::timeout(CLOSE_GRACE * 3, child.close(Duration::from_millis(300))).await;
+                }
+            }
+            _ => break (handshake, child),
+        }
+    };
+    let session = match handshake {
         Ok(Ok(session)) => session,
         failed => {
             if let Some(child) = child {
@@ -447,6 +713,7 @@ async fn connect(State(state): State<AppState>, Body(body): Body<ConnectBody>) -
             }
             let message = match failed {
                 Ok(Err(e)) => format!("cannot connect to {}: {}", target.label(), chain(&e)),
+                Err(true) => format!("connecting to {} was given up", target.label()),
                 _ => format!("{} did not complete the handshake in time", target.label()),
             };
             state.0.events.emit("state", json!({"connected": false, "reason": message}));
@@ -467,7 +734,10 @@ async fn connect(State(state): State<AppState>, Body(body): Body<ConnectBody>) -
         "timeoutMs": timeout.as_millis() as u64,
     });
     *state.0.current.lock() = Some(Current { session: session.clone(), generation, timeout, summary: summary.clone() });
-    *live = Some(Live { session: session.clone(), child });
+    if let Some((url, client)) = &oauth {
+        state.persist(url, client).await;
+    }
+    *live = Some(Live { session: session.clone(), child, oauth });
     drop(live);
     state.0.events.emit("state", json!({"connected": true, "connection": summary}));
     // Say so when the server goes away by itself.
@@ -545,8 +815,11 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
         };
     let request = json!({"jsonrpc": "2.0", "method": body.method, "params": body.params});
     state.0.events.emit("history", json!({"id": id, "phase": "request", "request": request, "time": now_ms()}));
+    // The JSON-RPC id the client gives it, to find its HTTP exchanges by.
+    let claim = Claim { method: body.method.clone(), id: Arc::new(OnceLock::new()) };
+    state.0.claims.lock().push_back(claim.clone());
     let started = Instant::now();
-    let mut call = Box::pin(dispatch(session, body.method.clone(), body.params.clone(), body.task));
+    let mut call = Box::pin(dispatch(state.clone(), session, body.method.clone(), body.params.clone(), body.task));
     let ended = loop {
         tokio::select! {
             result = &mut call => break Ended::Done(result),
@@ -558,6 +831,8 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
     // Dropping the call tells the server it was cancelled.
     drop(call);
     state.0.inflight.lock().remove(&id);
+    state.0.claims.lock().retain(|c| !Arc::ptr_eq(&c.id, &claim.id));
+    let http = claim.id.get().map(|rpc| state.0.exchanges_of(rpc)).unwrap_or_default();
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     let (ok, response) = match ended {
         Ended::Done(Ok(result)) => (true, json!({"result": result})),
@@ -582,6 +857,21 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
     if let (Value::Object(answer), Value::Object(response)) = (&mut answer, response) {
         answer.extend(response);
     }
+    if ok {
+        match Method::parse(&body.method) {
+            Some(Method::ListTools) => state.learn_schemas(&answer["result"]),
+            Some(Method::CallTool) => {
+                let tool = body.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
+                if let Some(check) = state.check_output(tool, &answer["result"]) {
+                    answer["outputCheck"] = check;
+                }
+            }
+            _ => {}
+        }
+    }
+    if !http.is_empty() {
+        answer["http"] = Value::Array(http);
+    }
     let mut entry = answer.clone();
     entry["phase"] = "response".into();
     entry["time"] = now_ms().into();
@@ -592,6 +882,7 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
 /// Sends one request: the typed calls where the client answers the server's questions in
 /// the modern era (tool calls, reads, prompts), and any other method as is.
 async fn dispatch(
+    state: AppState,
     session: ClientSession,
     method: String,
     params: Option<Value>,
@@ -616,6 +907,51 @@ async fn dispatch(
             }
         }
         Some(Method::ReadResource) => to_value(session.read_resource(text("uri").unwrap_or_default()).await?),
+        // 2026-07-28 has no resources/subscribe: a subscriptions/listen stream per resource,
+        // kept open until unsubscribed (its notifications reach the page as every other).
+        Some(Method::Subscribe) if session.era() == Era::Modern => {
+            let uri = text("uri").unwrap_or_default();
+            let filter = SubscriptionFilter { resource_subscriptions: Some(vec![uri.clone()]), ..Default::default() };
+            let mut stream = session.listen(filter).await?;
+            let answer = json!({
+                "listen": {"subscriptionId": stream.id(), "honoured": stream.honoured()},
+            });
+            let stop = CancellationToken::new();
+            if let Some(old) = state.0.listens.lock().insert(uri.clone(), stop.clone()) {
+                old.cancel();
+            }
+            let weak = Arc::downgrade(&state.0);
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        next = stream.next() => if next.is_none() {
+                            if let Some(inner) = weak.upgrade() {
+                                inner.listens.lock().remove(&uri);
+                                inner.events.emit("notification", json!({
+                                    "method": "(subscription ended)",
+                                    "params": {"uri": uri},
+                                    "time": now_ms(),
+                                }));
+                            }
+                            break;
+                        },
+                    }
+                }
+                // Dropping the stream cancels the subscription.
+            });
+            Ok(answer)
+        }
+        Some(Method::Unsubscribe) if session.era() == Era::Modern => {
+            let uri = text("uri").unwrap_or_default();
+            match state.0.listens.lock().remove(&uri) {
+                Some(stop) => {
+                    stop.cancel();
+                    Ok(json!({}))
+                }
+                None => Err(ClientError::InvalidArguments(format!("not subscribed to {uri}"))),
+            }
+        }
         Some(Method::GetPrompt) => {
             let arguments: BTreeMap<String, String> = match params.get("arguments") {
                 Some(Value::Object(map)) => map

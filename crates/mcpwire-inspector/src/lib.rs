@@ -7,7 +7,9 @@
 //! schemas, with their icons and annotations), reads its resources, gets its prompts (the
 //! server's completions offered for template variables and prompt arguments), answers what it
 //! asks (elicitation, sampling, roots), follows its logs and notifications, and sees every
-//! message exchanged.
+//! message exchanged (and the HTTP headers of an HTTP server's). A server that answers 401 is
+//! authorized as the `mcp` command line does it (OAuth, the browser sent back to a loopback
+//! redirect; the tokens kept where the command line keeps them).
 //!
 //! Secure by default:
 //! - it binds a loopback address (a random free port unless one is given); any other address
@@ -50,6 +52,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use mcpwire_auth::TokenStore;
 pub use target::{Resolver, Target, TransportChoice};
 
 /// How long open connections are given to end once the inspector is told to stop.
@@ -97,6 +100,7 @@ impl Inspector {
             target: None,
             resolver: None,
             reply_timeout: Duration::from_secs(600),
+            tokens: TokenStore::user(),
         }
     }
 }
@@ -109,6 +113,7 @@ pub struct InspectorBuilder {
     target: Option<Target>,
     resolver: Option<Resolver>,
     reply_timeout: Duration,
+    tokens: Option<TokenStore>,
 }
 
 impl std::fmt::Debug for InspectorBuilder {
@@ -118,6 +123,7 @@ impl std::fmt::Debug for InspectorBuilder {
             .field("port", &self.port)
             .field("allow_remote", &self.allow_remote)
             .field("target", &self.target)
+            .field("tokens", &self.tokens)
             .finish()
     }
 }
@@ -166,6 +172,13 @@ impl InspectorBuilder {
         self
     }
 
+    /// Where the OAuth tokens of protected servers are kept between runs (default: where the
+    /// `mcp` command line keeps them, [`TokenStore::user`]; `None`: not kept).
+    pub fn token_store(mut self, store: Option<TokenStore>) -> Self {
+        self.tokens = store;
+        self
+    }
+
     /// Binds the address and starts serving.
     pub async fn build(self) -> Result<RunningInspector, InspectorError> {
         let ip: IpAddr = match self.host.trim() {
@@ -193,6 +206,7 @@ impl InspectorBuilder {
             self.target,
             resolver,
             self.reply_timeout,
+            self.tokens,
             shutdown.clone(),
         );
         let router = api::router(state.clone());

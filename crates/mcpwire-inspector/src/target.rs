@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use mcpwire_client::target::Target as ClientTarget;
 use mcpwire_transport::child::{ChildCommand, ChildProcess, StderrMode};
-use mcpwire_transport::http::{HttpMode, HttpOptions};
+use mcpwire_transport::http::{AuthProvider, HttpMode, HttpObserver, HttpOptions};
 use mcpwire_transport::Connection;
 use serde_json::{json, Map, Value};
 
@@ -175,7 +175,26 @@ impl Target {
     }
 
     /// Starts the process (its stderr logged) or opens the HTTP connection.
-    pub(crate) fn open(&self) -> Result<(Connection, Option<ChildProcess>), String> {
+    /// Whether the target is an HTTP server that was given no credentials (no
+    /// `Authorization` header, no bearer token): one to authorize with OAuth on a 401.
+    pub(crate) fn wants_oauth(&self) -> Option<&str> {
+        match &self.spec {
+            ClientTarget::Http { url, headers, bearer: None, .. }
+                if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) =>
+            {
+                Some(url)
+            }
+            _ => None,
+        }
+    }
+
+    /// Over HTTP, `observer` is told of every exchange, and `auth` (an OAuth client)
+    /// authorizes the requests.
+    pub(crate) fn open(
+        &self,
+        observer: Option<HttpObserver>,
+        auth: Option<Arc<dyn AuthProvider>>,
+    ) -> Result<(Connection, Option<ChildProcess>), String> {
         match &self.spec {
             ClientTarget::Stdio { command, named, searched } => {
                 let spec = ClientTarget::Stdio {
@@ -193,6 +212,8 @@ impl Target {
                     headers: headers.clone(),
                     bearer: bearer.clone(),
                     mode: self.mode,
+                    observer,
+                    auth,
                     ..Default::default()
                 };
                 let connection =

@@ -17,6 +17,7 @@ mod loopback;
 mod registration;
 mod saved;
 mod scopes;
+mod store;
 mod tokens;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ pub use credentials::{ClientAuthMethod, ClientCredentials};
 pub use loopback::{LoopbackAuthorizer, Present};
 pub use saved::SavedAuthorization;
 pub use scopes::{select_scopes, OFFLINE_ACCESS};
+pub use store::{native_client, NativeSettings, StoredAuthorization, TokenStore};
 pub use tokens::TokenSet;
 
 struct Session {

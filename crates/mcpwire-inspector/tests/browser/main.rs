@@ -10,6 +10,9 @@
 //! or `MCP_BIN`).
 //! Run by scripts/test's `browser` step:
 //! `cargo nextest run --cargo-profile test-release -p mcpwire-inspector --features browser-tests -E 'binary(browser)'`.
+//! The README's picture is taken by the same run when `MCP_INSPECTOR_DOCS_SCREENSHOT` names the
+//! file to write (`MCP_INSPECTOR_DOCS_SCREENSHOT=$PWD/docs/inspector.png`, from the workspace's
+//! root). The OAuth test needs `tests/auth/node_modules` (`npm ci` there).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,9 +21,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use mcpwire_inspector::{Inspector, RunningInspector, Target};
+use mcpwire_inspector::{Inspector, RunningInspector, Target, TokenStore};
 use parking_lot::Mutex;
 use serde_json::json;
+
+#[path = "../shared/lying.rs"]
+mod lying;
+#[path = "../../../../tests/auth/provider.rs"]
+mod provider;
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -627,4 +635,181 @@ async fn browser_server_everything_over_stdio() {
         Ok(())
     })
     .await;
+}
+
+/// `mcp serve` in the 2026-07-28 era (over stdio): a resource subscribed to through a
+/// `subscriptions/listen` stream, its update shown; the structured content of `add` checked
+/// against its output schema.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_modern_resource_subscription_and_output_check() {
+    let inspector = Inspector::builder().target(Some(serve_target())).build().await.expect("inspector");
+    run("modern-subscription", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        p.wait_text("revision", "2026-07-28").await?;
+        p.tab("Resources").await?;
+        p.click("", "List resources").await?;
+        p.click("//*[@id='resources']", "watched-resource").await?;
+        p.click("//*[@id='resource-detail']", "Subscribe").await?;
+        p.wait_text("resource-note", "Subscribed to test://watched-resource (subscriptions/listen)").await?;
+        p.call_tool("test_touch_resource", &[("uri", "test://watched-resource")]).await?;
+        p.wait_text("tool-result", "announced an update of test://watched-resource").await?;
+        p.tab("Resources").await?;
+        p.wait_text("resource-note", "Updated: test://watched-resource").await?;
+        p.tab("Logs").await?;
+        p.wait_text("logs", "notifications/resources/updated").await?;
+        p.tab("Resources").await?;
+        p.click("//*[@id='resource-detail']", "Unsubscribe").await?;
+        p.wait_text("resource-note", "Unsubscribed").await?;
+        // Structured content, checked.
+        p.call_tool("add", &[("a", "2"), ("b", "3.5")]).await?;
+        p.wait_text("tool-result", "Valid against the tool's output schema").await?;
+        p.wait_text("tool-result", "\"sum\": 5.5").await?;
+        Ok(())
+    })
+    .await;
+}
+
+/// An HTTP server with a tool whose structured content does not fit its output schema: the
+/// page says so; and History shows each request's HTTP headers, sent and received.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_invalid_structured_content_and_http_headers_in_history() {
+    let server = lying::server_with_a_lying_tool();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let http = mcpwire_http::McpHttp::new(server, mcpwire_http::HttpConfig::default());
+    let server = tokio::spawn(http.serve(listener));
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    run("output-check", |c| async move {
+        let p = Page::open(c, &inspector).await?;
+        p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
+        p.fill("", "Headers", "X-Seen-In-History: yes").await?;
+        p.click("", "Connect").await?;
+        p.wait_text("revision", "2026-07-28").await?;
+        p.call_tool("bad_sum", &[]).await?;
+        p.wait_text("tool-result", "Does not match the tool's output schema").await?;
+        p.wait_text("tool-result", "\"sum\": \"three\"").await?;
+        p.tab("History").await?;
+        p.wait_text("history", &format!("POST http://{addr}/mcp")).await?;
+        p.wait_text("history", "x-seen-in-history: yes").await?;
+        p.wait_text("history", "mcp-method: tools/call").await?;
+        p.wait_text("history", "HTTP 200").await?;
+        p.wait_text("history", "content-type: application/json").await?;
+        Ok(())
+    })
+    .await;
+    server.abort();
+}
+
+/// A server that answers 401: the page shows the Authorize step, the user authorizes in the
+/// window it opens (oidc-provider's login and consent pages), the browser comes back to the
+/// loopback redirect URI, and the connection completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_oauth_authorize_step() {
+    use mcpwire_auth::resource::{JwtVerifier, ResourceServer};
+    let Some(auth) = provider::AuthServer::start().await else { return };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let verifier = JwtVerifier::discover(auth.issuer.clone(), url.clone()).await.expect("the issuer's metadata");
+    let rs = ResourceServer::new(url.clone(), verifier)
+        .authorization_server(auth.issuer.clone())
+        .scopes_supported(["mcp"])
+        .required_scopes(["mcp"]);
+    let config = mcpwire_http::HttpConfig { auth: Some(rs), ..mcpwire_http::HttpConfig::default() };
+    let server = tokio::spawn(mcpwire_http::McpHttp::new(mcpwire_reference::server(), config).serve(listener));
+    let exe = std::env::current_exe().expect("the test's path");
+    let dir = exe.parent().expect("deps").join(format!("inspector-oauth-browser-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let inspector = Inspector::builder().token_store(Some(TokenStore::new(&dir))).build().await.expect("inspector");
+    let issuer = auth.issuer.clone();
+    run("oauth", |c| async move {
+        let p = Page::open(c.clone(), &inspector).await?;
+        let main = c.window().await.map_err(|e| e.to_string())?;
+        p.fill("", "Target", &url).await?;
+        p.click("", "Connect").await?;
+        p.find("//*[@id='authorize']//h3[normalize-space()='Authorization needed']").await?;
+        p.wait_text("authorize-url", &format!("{issuer}/auth?")).await?;
+        let link = p.find("//a[normalize-space()='Authorize']").await?;
+        link.click().await.map_err(|e| format!("click Authorize: {e}"))?;
+        // The authorization server's pages, in the window the link opened.
+        let start = Instant::now();
+        let window = loop {
+            let windows = c.windows().await.map_err(|e| e.to_string())?;
+            if let Some(w) = windows.into_iter().find(|w| *w != main) {
+                break w;
+            }
+            if start.elapsed() > WAIT {
+                return Err("the Authorize link opened no window".into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        c.switch_to_window(window).await.map_err(|e| e.to_string())?;
+        let login = p.find("//input[@name='login']").await?;
+        login.send_keys("alice").await.map_err(|e| e.to_string())?;
+        let password = p.find("//input[@name='password']").await?;
+        password.send_keys("anything").await.map_err(|e| e.to_string())?;
+        p.find("//button[@type='submit']").await?.click().await.map_err(|e| format!("sign in: {e}"))?;
+        // The consent page (a form whose one button continues).
+        let start = Instant::now();
+        loop {
+            let at = c.current_url().await.map_err(|e| e.to_string())?;
+            if at.path() == "/callback" {
+                break;
+            }
+            if let Ok(button) = c.find(Locator::XPath("//button[@type='submit']")).await {
+                let _ = button.click().await;
+            }
+            if start.elapsed() > WAIT {
+                return Err(format!("the browser did not come back to the redirect URI; it is at {at}"));
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let body = c.find(Locator::Css("body")).await.map_err(|e| e.to_string())?.text().await.unwrap_or_default();
+        if !body.contains("Authorized") {
+            return Err(format!("the callback page says {body:?}"));
+        }
+        c.switch_to_window(main).await.map_err(|e| e.to_string())?;
+        p.wait_text("status", "Connected to mcp-reference-server").await?;
+        // The era is the server's, however long the user took.
+        p.wait_text("revision", "2026-07-28").await?;
+        let hidden = c.find(Locator::Id("authorize")).await.map_err(|e| e.to_string())?;
+        if hidden.is_displayed().await.unwrap_or(true) {
+            return Err("the Authorize step is still shown once connected".into());
+        }
+        p.call_tool("echo", &[("text", "authorized")]).await?;
+        p.wait_text("tool-result", "authorized").await?;
+        Ok(())
+    })
+    .await;
+    server.abort();
+    assert!(TokenStore::new(&dir).list().len() == 1, "the token is kept");
+}
+
+/// The README's picture (docs/inspector.png), taken when `MCP_INSPECTOR_DOCS_SCREENSHOT`
+/// names the file to write: `mcp serve` (found on PATH, so that no path of this machine
+/// shows), a call of `add` with its structured content checked.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_docs_screenshot() {
+    let Some(out) = std::env::var_os("MCP_INSPECTOR_DOCS_SCREENSHOT") else { return };
+    let bin_dir = mcp_bin().parent().expect("a directory").to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .expect("PATH");
+    let mut target = Target::parse("mcp serve").expect("a command line");
+    if let mcpwire_client::target::Target::Stdio { command, .. } = &mut target.spec {
+        *command = command.clone().env("PATH", path);
+    }
+    let inspector = Inspector::builder().target(Some(target)).build().await.expect("inspector");
+    let driver = driver().await;
+    let c = browser(&driver).await;
+    let outcome = async {
+        let p = Page::open(c.clone(), &inspector).await?;
+        p.wait_text("revision", "2026-07-28").await?;
+        p.call_tool("add", &[("a", "2"), ("b", "3.5")]).await?;
+        p.wait_text("tool-result", "Valid against the tool's output schema").await?;
+        c.screenshot().await.map_err(|e| e.to_string())
+    };
+    let png = tokio::time::timeout(Duration::from_secs(120), outcome).await.expect("in time").expect("the page");
+    let _ = c.close().await;
+    std::fs::write(PathBuf::from(out), png).expect("the screenshot written");
 }

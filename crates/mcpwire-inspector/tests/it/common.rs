@@ -151,9 +151,14 @@ impl Drop for Reference {
 
 impl Reference {
     pub async fn start() -> Self {
+        Self::start_with(mcpwire_reference::server()).await
+    }
+
+    /// `server` instead of the reference server.
+    pub async fn start_with(server: mcpwire_server::Server) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let http = mcpwire_http::McpHttp::new(mcpwire_reference::server(), mcpwire_http::HttpConfig::default());
+        let http = mcpwire_http::McpHttp::new(server, mcpwire_http::HttpConfig::default());
         let task = tokio::spawn(http.serve(listener));
         Self { addr, task }
     }

@@ -2,4 +2,10 @@
 
 mod api;
 mod common;
+mod exchanges;
+#[path = "../shared/lying.rs"]
+mod lying;
+mod oauth;
+#[path = "../../../../tests/auth/provider.rs"]
+mod provider;
 mod security;

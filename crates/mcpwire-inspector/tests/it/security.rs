@@ -176,3 +176,22 @@ async fn the_page_has_a_strict_csp_and_no_inline_script() {
     );
     assert!(!script.body.contains("document.write") && !script.body.contains("eval("));
 }
+
+/// What connecting and requesting now start (an OAuth flow and its loopback listener, a
+/// `subscriptions/listen` stream) is behind the token like the rest: no new route, and the
+/// routes that start them refuse a request without it.
+#[tokio::test]
+async fn oauth_and_subscriptions_want_the_token_too() {
+    let i = inspector().await;
+    let addr = i.local_addr();
+    let host = format!("Host: 127.0.0.1:{}\nContent-Type: application/json", addr.port());
+    for (what, path, body) in [
+        ("connect with OAuth", "/api/connect", r#"{"target": "http://127.0.0.1:1/mcp", "oauth": true}"#),
+        ("subscribe", "/api/request", r#"{"method": "resources/subscribe", "params": {"uri": "test://x"}}"#),
+        ("unsubscribe", "/api/request", r#"{"method": "resources/unsubscribe", "params": {"uri": "test://x"}}"#),
+    ] {
+        let answer = raw(addr, &format!("POST {path} HTTP/1.1\n{host}"), body).await;
+        assert_eq!(answer.status, 401, "{what}: {answer:?}");
+        assert!(!answer.body.contains("authorize"), "{what}: {answer:?}");
+    }
+}

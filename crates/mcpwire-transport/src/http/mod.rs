@@ -46,8 +46,8 @@ use shared::{Outgoing, Shared};
 pub use crate::param_headers::{argument_value, tool_param_headers};
 pub use mcpwire_protocol::frame::headers::encode_value;
 pub use options::{
-    AuthChallenge, AuthFailure, AuthProvider, AuthRequest, HttpError, HttpMode, HttpOptions, MAX_AUTH_CHALLENGES,
-    TRANSPORT_ERROR,
+    AuthChallenge, AuthFailure, AuthProvider, AuthRequest, HttpError, HttpExchange, HttpMode, HttpObserver,
+    HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR,
 };
 
 /// Connects to an MCP server at `url`. Nothing is sent until the first frame.

@@ -69,6 +69,33 @@ pub trait AuthProvider: Send + Sync + 'static {
 /// How many 401/403 challenges one request may meet before the transport gives up on it.
 pub const MAX_AUTH_CHALLENGES: u32 = 8;
 
+/// One POST of the connection and its answer, as an [`HttpObserver`] sees it (a debugging
+/// aid: an inspector shows them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpExchange {
+    /// The HTTP method.
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// The headers sent (names in lower case), `Authorization` among them.
+    pub request_headers: Vec<(String, String)>,
+    /// The body sent (a JSON-RPC message).
+    pub body: String,
+    /// The answer's status; `None` when the request failed before one came.
+    pub status: Option<u16>,
+    /// The answer's headers (names in lower case).
+    pub response_headers: Vec<(String, String)>,
+    /// Why the request failed, when it did.
+    pub error: Option<String>,
+    /// From sending to the answer's headers.
+    pub elapsed: Duration,
+}
+
+/// Told of every POST of a connection once its answer's headers have come (or it failed);
+/// the response body is not waited for.
+pub type HttpObserver = Arc<dyn Fn(&HttpExchange) + Send + Sync>;
+
 /// Settings of an HTTP connection.
 #[derive(Clone)]
 pub struct HttpOptions {
@@ -84,6 +111,8 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
     /// How many times a broken SSE stream is resumed in a row before giving up.
     pub max_reconnects: u32,
+    /// Told of every POST and its answer (none by default).
+    pub observer: Option<HttpObserver>,
 }
 
 impl Default for HttpOptions {
@@ -95,6 +124,7 @@ impl Default for HttpOptions {
             mode: HttpMode::Auto,
             connect_timeout: Duration::from_secs(30),
             max_reconnects: 5,
+            observer: None,
         }
     }
 }
@@ -108,6 +138,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("mode", &self.mode)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_reconnects", &self.max_reconnects)
+            .field("observer", &self.observer.as_ref().map(|_| "<observer>"))
             .finish()
     }
 }

@@ -2,6 +2,7 @@
 //! requests in flight, and how a POST is made.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use mcpwire_protocol::frame::{headers, Frame as OutFrame, FrameKind};
 use mcpwire_protocol::method::{Method, MethodName};
@@ -12,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::options::{AuthChallenge, AuthRequest, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
+use super::options::{AuthChallenge, AuthRequest, HttpExchange, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
 use crate::{Frame, Inbound};
 
 /// What a connection knows of its session.
@@ -135,14 +136,26 @@ impl Shared {
             let authorization = self.authorize(&mut headers, "POST", &url).await;
             // Kept for a retry only when there is a provider to ask for one.
             let payload = if self.options.auth.is_some() { body.clone() } else { std::mem::take(&mut body) };
-            let response = self
-                .http
-                .post(url.clone())
-                .headers(headers)
-                .body(payload)
-                .send()
-                .await
-                .map_err(|e| format!("HTTP request to {url} failed: {e}"))?;
+            let observed = self.options.observer.as_ref().map(|_| (headers.clone(), payload.clone(), Instant::now()));
+            let sent = self.http.post(url.clone()).headers(headers).body(payload).send().await;
+            if let (Some(observer), Some((headers, body, started))) = (&self.options.observer, observed) {
+                let pairs = |h: &HeaderMap| {
+                    h.iter()
+                        .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                        .collect()
+                };
+                observer(&HttpExchange {
+                    method: "POST".into(),
+                    url: url.to_string(),
+                    request_headers: pairs(&headers),
+                    body,
+                    status: sent.as_ref().ok().map(|r| r.status().as_u16()),
+                    response_headers: sent.as_ref().map(|r| pairs(r.headers())).unwrap_or_default(),
+                    error: sent.as_ref().err().map(ToString::to_string),
+                    elapsed: started.elapsed(),
+                });
+            }
+            let response = sent.map_err(|e| format!("HTTP request to {url} failed: {e}"))?;
             let status = response.status().as_u16();
             let Some(provider) = self.options.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
                 return Ok(response);
