@@ -16,6 +16,8 @@ pub(crate) struct Attrs {
     pub(crate) description: Option<LitStr>,
     pub(crate) mime_type: Option<LitStr>,
     pub(crate) icons: Vec<LitStr>,
+    /// `app = "ui://..."`: the tool is an MCP App whose interface is that resource.
+    pub(crate) app: Option<LitStr>,
     /// `task = "optional" | "required" | "forbidden"`.
     pub(crate) task: Option<LitStr>,
     /// `scopes = ["notes:read", ...]`: the OAuth scopes a principal needs.
@@ -84,6 +86,13 @@ impl Attrs {
                     }
                 }
             }
+            "app" if allowed.tool_keys => {
+                let value = string(&meta)?;
+                if value.value().strip_prefix("ui://").is_none_or(str::is_empty) {
+                    return Err(syn::Error::new_spanned(value, "`app` takes the `ui://` URI of the app's resource"));
+                }
+                self.app = Some(value);
+            }
             "task" if allowed.tool_keys => {
                 let value = string(&meta)?;
                 if !matches!(value.value().as_str(), "optional" | "required" | "forbidden") {
@@ -114,7 +123,7 @@ impl Attrs {
             _ => {
                 let known = match (allowed.tool_keys, allowed.mime_type) {
                     (true, _) => {
-                        "name, title, description, icon, scopes, read_only, destructive, idempotent, open_world, task, crate"
+                        "name, title, description, icon, scopes, read_only, destructive, idempotent, open_world, task, app, crate"
                     }
                     (false, true) => "a URI first, then name, title, description, mime_type, icon, scopes, crate",
                     (false, false) => "name, title, description, icon, scopes, crate",

@@ -130,6 +130,7 @@ fn definition(
     let (bind, vars) = bindings(params, Source::Json, glue);
     let wait = await_if(is_async);
     let scopes = attrs.with_scopes();
+    let app = attrs.app.as_ref().map(|uri| quote!(.app(#uri)));
     quote! {{
         let mut __schema = #glue::ArgumentsSchema::new();
         #(#properties)*
@@ -150,6 +151,6 @@ fn definition(
                 let __out: #output = #call(#(#vars),*)#wait;
                 #glue::IntoToolResult::into_tool_result(__out, __wrapped)
             }
-        }) #scopes
+        }) #scopes #app
     }}
 }

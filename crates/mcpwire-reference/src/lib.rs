@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use mcpwire::apps::{AppResource, Csp};
 use mcpwire::{prompt, resource, tool, Json, ToolError};
 use mcpwire_protocol::types::{
     CallToolResult, ContentBlock, ElicitParams, ElicitResult, JsonObject, LoggingLevel, PromptMessage,
@@ -113,10 +114,12 @@ pub fn server_from(builder: mcpwire_server::ServerBuilder, modern_only: bool) ->
         .tool(test_sampling_tool())
         .tool(test_elicitation_tool())
         .tool(add_tool())
+        .tool(test_app_tool())
         .resource(static_text_resource())
         .resource(static_binary_resource())
         .resource(watched_resource_resource())
         .resource(template_resource().with_completions("id", ["1", "2", "123"]))
+        .resource(app_view())
         .prompt(test_simple_prompt_prompt())
         .prompt(
             test_prompt_with_arguments_prompt()
@@ -131,6 +134,48 @@ pub fn server_from(builder: mcpwire_server::ServerBuilder, modern_only: bool) ->
     tasks::add(&server);
     server
 }
+
+/// The URI of the reference server's app (MCP Apps), the interface of `test_app`.
+pub const APP_URI: &str = "ui://reference/app.html";
+
+/// Returns its text, shown by an MCP App (ui://reference/app.html) in hosts that render apps.
+#[tool(app = "ui://reference/app.html", read_only)]
+fn test_app(
+    /// The text to show.
+    text: Option<String>,
+) -> String {
+    text.unwrap_or_else(|| "Hello from the reference app".to_owned())
+}
+
+/// The page of `test_app`: the `ui/initialize` handshake, then the tool's input and result.
+/// Its CSP allows requests to one origin and resources from another.
+fn app_view() -> AppResource {
+    AppResource::html(APP_URI, "test-app-view", APP_HTML)
+        .title("Test app")
+        .description("Shows the input and the result of test_app")
+        .csp(Csp::new().connect("https://api.example.com").resource("https://*.cdn.example.com"))
+        .prefers_border(true)
+}
+
+const APP_HTML: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Test app</title></head>
+<body><h1>Test app</h1><pre id="input"></pre><pre id="result"></pre>
+<script>
+"use strict";
+const host = window.parent;
+const show = (id, v) => { document.getElementById(id).textContent = JSON.stringify(v, null, 2); };
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (e.source !== host || !m || m.jsonrpc !== "2.0") return;
+  if (m.id === 1 && m.method === undefined) host.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+  else if (m.method === "ui/notifications/tool-input") show("input", m.params.arguments);
+  else if (m.method === "ui/notifications/tool-result") show("result", m.params);
+  else if (m.method === "ui/resource-teardown") host.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
+});
+host.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
+  protocolVersion: "2026-01-26", appInfo: { name: "reference-app", version: "1.0.0" }, appCapabilities: {} } }, "*");
+</script></body></html>
+"#;
 
 /// Returns its `text` argument as text content.
 #[tool]

@@ -27,13 +27,15 @@ pub use authoring::glue as __private;
 
 // Layers, each file importing only the ones above it:
 //   shared, error, scopes, link (the engine behind its lock, and the sinks) ->
-//   state, tasks/{config, store, runtime} -> context -> roots -> server/registry -> authoring ->
-//   handles (it adds `ToolDef::creates`) -> server/{validation, config, mod},
+//   state, tasks/{config, store, runtime} -> context -> roots -> server/registry ->
+//   apps/{error, meta, tool, capability} -> authoring ->
+//   apps/{resource, mod}, handles (each adds methods to `ToolDef`) -> server/{validation, config, mod},
 //   middleware/{request, response} (the server holds its middleware stack, whose requests
 //   carry the server) ->
 //   admission, answer, panic, tasks/{run, methods}, dispatch -> middleware/stack -> connection -> session
 mod admission;
 mod answer;
+pub mod apps;
 pub mod authoring;
 mod client_task;
 mod connection;
@@ -65,7 +67,7 @@ pub use mcpwire_protocol::Principal;
 pub use middleware::{McpRequest, McpResponse};
 pub use roots::{Roots, RootsError};
 pub use scopes::Scopes;
-pub use server::{Server, ServerBuilder, ServerConfig, WeakServer};
+pub use server::{BuildError, Server, ServerBuilder, ServerConfig, WeakServer};
 pub use session::ServerSession;
 pub use tasks::{
     now_ms, InMemoryTaskStore, TaskChange, TaskClock, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings,

@@ -65,8 +65,8 @@
 //!   its doc comment; an `Option<T>` is not required. [`Context`] and [`State<T>`] are taken
 //!   from the request instead (extractors). The function's doc comment is the description.
 //!   Arguments: `name`, `title`, `description`, the hints `read_only`, `destructive`,
-//!   `idempotent`, `open_world` (flags, or `= false`), `icon = "url"` (repeatable) and
-//!   `task = "optional" | "required"`.
+//!   `idempotent`, `open_world` (flags, or `= false`), `icon = "url"` (repeatable),
+//!   `task = "optional" | "required"`, and `app = "ui://…"` (an MCP App: see [`apps`]).
 //! - **`#[tools]`** on an impl block: its methods marked `#[tool]` (taking `&self`) are the
 //!   tools of the value given to [`ServerBuilder::tools`] (`T` or `Arc<T>`).
 //! - **`#[resource("uri")]`**: a resource, or a resource template when the URI has
@@ -140,8 +140,10 @@ pub use mcpwire_server as server;
 #[cfg(feature = "server")]
 pub use mcpwire_server::__private;
 #[cfg(feature = "server")]
+pub use mcpwire_server::apps;
+#[cfg(feature = "server")]
 pub use mcpwire_server::{
-    Context, FromContext, HandleError, HandleStore, HandlerError, HandlerResult, Handles, IntoPromptDef,
+    BuildError, Context, FromContext, HandleError, HandleStore, HandlerError, HandlerResult, Handles, IntoPromptDef,
     IntoResourceDef, IntoToolDef, IntoToolSet, Json, McpRequest, McpResponse, MemoryHandleStore, Principal, PromptDef,
     ResourceDef, Roots, RootsError, Scopes, Server, ServerBuilder, ServerConfig, State, ToolDef, ToolError, ToolSet,
 };

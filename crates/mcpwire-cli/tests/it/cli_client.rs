@@ -137,7 +137,7 @@ fn list_each_kind_as_a_table() {
 
     let r = run(&["list", &target]);
     r.assert_code(0);
-    for section in ["Tools (", "Resources (3)", "Resource templates (1)", "Prompts ("] {
+    for section in ["Tools (", "Resources (4)", "Resource templates (1)", "Prompts ("] {
         assert!(r.stdout.contains(section), "missing {section}:\n{}", r.stdout);
     }
 }

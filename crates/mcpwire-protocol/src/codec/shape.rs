@@ -8,7 +8,9 @@ use crate::jsonrpc::{self, RequestId};
 use crate::message::ServerResult;
 use crate::method::Method;
 use crate::revision::ProtocolVersion as V;
-use crate::types::{meta_keys, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta};
+use crate::types::{
+    meta_keys, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta, TASKS_EXTENSION,
+};
 use crate::ErrorObject;
 
 type Object = Map<String, Value>;
@@ -58,17 +60,20 @@ pub fn shape_implementation(obj: &mut Object, rev: V) {
     );
 }
 
-/// Shapes `ServerCapabilities`.
+/// Shapes `ServerCapabilities`. `extensions` is 2026-07-28's member, yet it is written in every
+/// revision: hosts of the legacy era negotiate extensions (MCP Apps) through it all the same
+/// (the engine's `initialize` leaves it out for a client that declared none). The tasks
+/// extension stays 2026-07-28's (before, tasks are the `tasks` capability).
 pub fn shape_server_capabilities(obj: &mut Object, rev: V) {
-    strip(
-        obj,
-        rev,
-        &[
-            ("completions", V::V2025_03_26, NOW),
-            ("tasks", V::V2025_11_25, V::V2025_11_25),
-            ("extensions", V::V2026_07_28, NOW),
-        ],
-    );
+    strip(obj, rev, &[("completions", V::V2025_03_26, NOW), ("tasks", V::V2025_11_25, V::V2025_11_25)]);
+    if rev < NOW {
+        if let Some(Value::Object(extensions)) = obj.get_mut("extensions") {
+            extensions.remove(TASKS_EXTENSION);
+        }
+        if obj.get("extensions").is_some_and(|e| e.as_object().is_none_or(Map::is_empty)) {
+            obj.remove("extensions");
+        }
+    }
 }
 
 fn shape_resource_contents(obj: &mut Object, rev: V) {
@@ -601,6 +606,24 @@ mod tests {
         let mut r = json!({"tools":[{"name":"t","title":"T","inputSchema":{"type":"object"},"annotations":{},"icons":[],"execution":{}}]});
         shape_result("tools/list", &mut r, V::V2024_11_05, &ctx);
         assert_eq!(r, json!({"tools":[{"name":"t","inputSchema":{"type":"object"}}]}));
+    }
+
+    #[test]
+    fn extensions_in_every_revision_but_tasks_only_in_2026_07_28() {
+        use crate::types::APPS_EXTENSION;
+        let ctx = ResultContext { server_info: None, cache: CacheHint::default() };
+        let caps = json!({"capabilities": {"extensions": {APPS_EXTENSION: {}, TASKS_EXTENSION: {}}}});
+        for rev in [V::V2024_11_05, V::V2025_06_18, V::V2025_11_25] {
+            let mut r = caps.clone();
+            shape_result("initialize", &mut r, rev, &ctx);
+            assert_eq!(r["capabilities"]["extensions"], json!({APPS_EXTENSION: {}}), "{rev:?}");
+        }
+        let mut r = caps.clone();
+        shape_result("server/discover", &mut r, V::V2026_07_28, &ctx);
+        assert_eq!(r["capabilities"]["extensions"], caps["capabilities"]["extensions"]);
+        let mut only_tasks = json!({"capabilities": {"extensions": {TASKS_EXTENSION: {}}}});
+        shape_result("initialize", &mut only_tasks, V::V2025_11_25, &ctx);
+        assert!(only_tasks["capabilities"].get("extensions").is_none());
     }
 
     #[test]

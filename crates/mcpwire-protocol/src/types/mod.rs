@@ -4,6 +4,7 @@
 //! revision (dropping what it lacks, adding what it requires) is the job of [`crate::codec`].
 //! Unknown members are ignored on input, never a decode failure; `_meta` is kept.
 
+mod apps;
 mod client;
 mod common;
 mod completion;
@@ -17,6 +18,7 @@ mod subscriptions;
 mod tasks;
 mod tools;
 
+pub use apps::*;
 pub use client::*;
 pub use common::*;
 pub use completion::*;

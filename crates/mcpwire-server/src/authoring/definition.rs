@@ -10,6 +10,7 @@ use mcpwire_protocol::types::{
     CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 
+use crate::apps::{AppError, AppTool};
 use crate::context::Context;
 use crate::error::HandlerResult;
 use crate::scopes::Scopes;
@@ -22,6 +23,8 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: ToolHandler,
     pub(crate) scopes: Scopes,
+    /// What makes it an app tool ([`ToolDef::app`]), written into `_meta` when registered.
+    pub(crate) app: Option<AppTool>,
 }
 
 impl ToolDef {
@@ -32,7 +35,7 @@ impl ToolDef {
         F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
-        Self { tool, handler: boxed1(handler), scopes: Scopes::default() }
+        Self { tool, handler: boxed1(handler), scopes: Scopes::default(), app: None }
     }
 
     /// The OAuth scopes a caller's token must grant, all of them, to see the tool listed and
@@ -122,6 +125,8 @@ impl<T: ToolSet> IntoToolSet<Shared> for Arc<T> {
 pub struct ResourceDef {
     pub(crate) kind: ResourceKind,
     pub(crate) scopes: Scopes,
+    /// For an app resource, what its build-time checks found.
+    pub(crate) app_check: Option<Result<(), AppError>>,
 }
 
 #[derive(Clone)]
@@ -137,7 +142,7 @@ impl ResourceDef {
         F: Fn(String, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
-        Self { kind: ResourceKind::Fixed(resource, boxed1(handler)), scopes: Scopes::default() }
+        Self { kind: ResourceKind::Fixed(resource, boxed1(handler)), scopes: Scopes::default(), app_check: None }
     }
 
     /// A resource template; the handler gets the URI and its variables.
@@ -147,7 +152,11 @@ impl ResourceDef {
         Fut: Future<Output = HandlerResult<ReadResourceResult>> + Send + 'static,
     {
         let handler: TemplateHandler = Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
-        Self { kind: ResourceKind::Template(template, handler, HashMap::new()), scopes: Scopes::default() }
+        Self {
+            kind: ResourceKind::Template(template, handler, HashMap::new()),
+            scopes: Scopes::default(),
+            app_check: None,
+        }
     }
 
     /// Completion values of a template variable (`completion/complete`: those that start
@@ -183,6 +192,12 @@ impl ResourceDef {
     /// The scopes the resource needs.
     pub fn scopes(&self) -> &[String] {
         self.scopes.as_slice()
+    }
+
+    /// Marks an app resource, with what its checks found.
+    pub(crate) fn with_app_check(mut self, check: Result<(), AppError>) -> Self {
+        self.app_check = Some(check);
+        self
     }
 
     /// The URI, or the URI template.

@@ -73,6 +73,15 @@ impl Default for ServerConfig {
     }
 }
 
+/// Why a server cannot be built ([`ServerBuilder::try_build`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// An app tool or an app resource is wrong.
+    #[error(transparent)]
+    App(#[from] crate::apps::AppError),
+}
+
 /// Builds a [`Server`].
 #[derive(Debug, Clone)]
 pub struct ServerBuilder {
@@ -268,8 +277,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Builds the server, refusing mistakes found now rather than at run time: those of app
+    /// tools and app resources (see [`crate::apps`]).
+    pub fn try_build(self) -> Result<Server, BuildError> {
+        crate::apps::check(&self.tools, &self.resources)?;
+        Ok(self.build_checked())
+    }
+
     /// Builds the server.
+    ///
+    /// # Panics
+    ///
+    /// On a mistake [`Self::try_build`] returns as an error (an app tool naming a resource
+    /// the server does not have, say).
     pub fn build(self) -> Server {
+        match self.try_build() {
+            Ok(server) => server,
+            Err(e) => panic!("the server cannot be built: {e}"),
+        }
+    }
+
+    fn build_checked(self) -> Server {
         let (changes, _) = broadcast::channel(256);
         let tasks = self.tasks.map(|t| Arc::new(TaskRuntime::new(t)));
         let config = self.config;

@@ -9,7 +9,7 @@ mod mount;
 pub(crate) mod registry;
 mod validation;
 
-pub use config::{ServerBuilder, ServerConfig};
+pub use config::{BuildError, ServerBuilder, ServerConfig};
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -20,6 +20,7 @@ use mcpwire_protocol::engine::{Change, Feature, Offer, ServerSettings};
 use mcpwire_protocol::types::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Implementation, JsonObject, ListChangedCapability,
     Prompt, ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,
+    APP_MIME_TYPE,
 };
 use mcpwire_protocol::uri_template::{UriTemplate, UriTemplateError};
 use tokio::sync::broadcast;
@@ -129,9 +130,11 @@ impl Server {
                 .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
             logging: self.offers_logging().then(JsonObject::new),
             completions: self.offers_completions().then(JsonObject::new),
-            // The codec keeps `tasks` for 2025-11-25 only and `extensions` for 2026-07-28 only.
+            // The codec keeps `tasks` for 2025-11-25 only, and the tasks extension for 2026-07-28
+            // only; the apps extension goes to every revision (in the legacy era, to clients
+            // that sent `extensions` in `initialize`).
             tasks: i.tasks.as_ref().map(|t| t.capability()),
-            extensions: i.tasks.as_ref().and_then(|t| t.extensions()),
+            extensions: crate::apps::declare(self.offers_apps(), i.tasks.as_ref().and_then(|t| t.extensions())),
             ..ServerCapabilities::default()
         }
     }
@@ -150,6 +153,13 @@ impl Server {
     pub(crate) fn offers_resources(&self) -> bool {
         let i = &self.inner;
         i.config.resources || !i.resources.is_empty() || !i.templates.is_empty()
+    }
+
+    /// Whether the server offers apps (an app tool or an app resource is registered).
+    pub(crate) fn offers_apps(&self) -> bool {
+        let i = &self.inner;
+        i.tools.with_all(|m| m.values().any(|t| crate::apps::is_app_tool(&t.tool)))
+            || i.resources.with_all(|m| m.values().any(|r| r.resource.mime_type.as_deref() == Some(APP_MIME_TYPE)))
     }
 
     /// Whether the server offers logging.
@@ -302,9 +312,17 @@ impl Server {
     }
 
     /// Adds (or replaces) a tool: made with `#[tool]` (`add_tool()` for `fn add`), or a
-    /// [`ToolDef`].
+    /// [`ToolDef`]. An app tool ([`ToolDef::app`]) gets its `_meta.ui` here; one that is
+    /// refused (see [`crate::apps::AppError`]) is logged as an error and left out. (Whether
+    /// the server has its resource is checked only by [`ServerBuilder::try_build`].)
     pub fn register_tool(&self, tool: impl IntoToolDef) {
-        let ToolDef { tool, handler, scopes } = tool.into_tool_def();
+        let ToolDef { mut tool, handler, scopes, app } = tool.into_tool_def();
+        if let Some(app) = app {
+            if let Err(e) = app.apply(&mut tool) {
+                tracing::error!("the app tool is left out: {e}");
+                return;
+            }
+        }
         let name = tool.name.clone();
         let entry = Arc::new(ToolEntry::new(tool, handler, scopes));
         self.inner.tools.insert(name, entry.clone());
@@ -322,9 +340,14 @@ impl Server {
 
     /// Adds (or replaces) a resource or resource template: made with `#[resource]`
     /// (`note_resource()` for `fn note`), or a [`ResourceDef`]. A template that is not a valid
-    /// URI template is refused.
+    /// URI template is refused; an app resource that fails its checks (see
+    /// [`crate::apps::AppError`]) is logged as an error and left out.
     pub fn register_resource(&self, resource: impl IntoResourceDef) -> Result<(), UriTemplateError> {
         let def = resource.into_resource_def();
+        if let Some(Err(e)) = &def.app_check {
+            tracing::error!("the app resource is left out: {e}");
+            return Ok(());
+        }
         let scopes = def.scopes.clone();
         match &def.kind {
             ResourceKind::Fixed(resource, handler) => {

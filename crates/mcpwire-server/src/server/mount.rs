@@ -139,7 +139,7 @@ fn tool_def(ns: &Namespace, state: &Arc<StateMap>, entry: &ToolEntry) -> ToolDef
     tool.name = ns.name(&tool.name);
     let (handler, state) = (entry.handler.clone(), state.clone());
     let handler: ToolHandler = Arc::new(move |args, ctx| handler(args, ctx.with_state(state.clone())));
-    ToolDef { tool, handler, scopes: entry.scopes.clone() }
+    ToolDef { tool, handler, scopes: entry.scopes.clone(), app: None }
 }
 
 fn resource_def(
@@ -161,7 +161,7 @@ fn resource_def(
         let (read, ns) = (handler(inner, ctx.with_state(state.clone())), ns.clone());
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
-    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler), scopes: scopes.clone() })
+    Some(ResourceDef { kind: ResourceKind::Fixed(resource, handler), scopes: scopes.clone(), app_check: None })
 }
 
 fn template_def(
@@ -185,7 +185,7 @@ fn template_def(
         Box::pin(async move { read.await.map(|r| ns.contents(r)) })
     });
     let kind = ResourceKind::Template(template, handler, completers(state, completions));
-    Some(ResourceDef { kind, scopes: scopes.clone() })
+    Some(ResourceDef { kind, scopes: scopes.clone(), app_check: None })
 }
 
 fn prompt_def(

@@ -379,3 +379,33 @@ async fn protected_serves_by_scope_and_signs_notes_with_the_caller() {
     timeout(LIMIT, run).await.expect("in time");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn app_serves_a_tool_with_an_interface() {
+    let s = spawn(&Client::builder("t", "1").build(), "app").await;
+    let run = async {
+        let tools = s.list_tools(None).await.unwrap().tools;
+        let roll = tools.iter().find(|t| t.name == "roll_dice").expect("listed");
+        let meta = roll.meta.as_ref().expect("app metadata");
+        assert_eq!(meta["ui"], json!({"resourceUri": "ui://dice/view.html"}));
+        let view = s.read_resource("ui://dice/view.html").await.unwrap();
+        assert_eq!(view.contents[0].mime_type.as_deref(), Some(mcpwire::apps::APP_MIME_TYPE));
+        let html = view.contents[0].text.as_deref().unwrap();
+        for word in [
+            "ui/initialize",
+            "ui/notifications/initialized",
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result",
+            "tools/call",
+        ] {
+            assert!(html.contains(word), "the page speaks {word}");
+        }
+        let rolled = s.call_tool("roll_dice", json!({"sides": 6, "count": 3})).await.unwrap();
+        let rolls = rolled.structured_content.as_ref().unwrap()["rolls"].as_array().unwrap().clone();
+        assert_eq!(rolls.len(), 3);
+        assert!(rolls.iter().all(|r| (1..=6).contains(&r.as_u64().unwrap())), "{rolls:?}");
+        assert!(text(&rolled).contains("would show the dice"), "this client renders no app: {}", text(&rolled));
+    };
+    timeout(LIMIT, run).await.expect("in time");
+    s.close().await.unwrap();
+}

@@ -92,6 +92,12 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             .with_data(json!({"supported": supported, "requested": params.protocol_version})));
         }
         let params = *params;
+        let mut capabilities = offer.capabilities();
+        // `extensions` is 2026-07-28's member, yet legacy hosts that negotiate extensions (MCP
+        // Apps) send theirs in `initialize`: those get the server's, other clients none.
+        if params.capabilities.extensions.is_none() {
+            capabilities.extensions = None;
+        }
         let revision = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| !v.is_modern())
             .unwrap_or(ProtocolVersion::LATEST_LEGACY);
@@ -103,7 +109,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         self.state_changes += 1;
         Ok(ServerResult::Initialize(Box::new(InitializeResult {
             protocol_version: revision,
-            capabilities: offer.capabilities(),
+            capabilities,
             server_info: self.settings.info.clone(),
             instructions: self.settings.instructions.clone(),
         })))

@@ -1,0 +1,304 @@
+//! The app metadata of a resource (`_meta.ui` of its list entry and of its read item): the
+//! content security policy, the sandbox permissions, the dedicated origin and the border.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use super::error::AppError;
+
+/// The origins an app may reach, from which the host builds the frame's Content Security
+/// Policy. Each list is empty by default: no network, no external resources, no nested frames,
+/// the base URI its own origin. An origin is `scheme://host[:port]`; the host may start with
+/// `*.` for every subdomain.
+///
+/// ```
+/// use mcpwire_server::apps::Csp;
+///
+/// let csp = Csp::new().connect("https://api.example.com").resource("https://*.cdn.example.com");
+/// assert_eq!(csp.connect_domains, ["https://api.example.com"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Csp {
+    /// Origins of network requests: fetch, XHR, WebSocket (`connect-src`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_domains: Vec<String>,
+    /// Origins of images, scripts, stylesheets, fonts and media (`img-src`, `script-src`, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resource_domains: Vec<String>,
+    /// Origins of nested frames (`frame-src`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frame_domains: Vec<String>,
+    /// Origins the document's base URI may have (`base-uri`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_uri_domains: Vec<String>,
+}
+
+impl Csp {
+    /// A policy that allows nothing beyond the app itself.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allows network requests to `origin`.
+    pub fn connect(mut self, origin: impl Into<String>) -> Self {
+        self.connect_domains.push(origin.into());
+        self
+    }
+
+    /// Allows static resources (images, scripts, styles, fonts, media) from `origin`.
+    pub fn resource(mut self, origin: impl Into<String>) -> Self {
+        self.resource_domains.push(origin.into());
+        self
+    }
+
+    /// Allows nested frames from `origin`.
+    pub fn frame(mut self, origin: impl Into<String>) -> Self {
+        self.frame_domains.push(origin.into());
+        self
+    }
+
+    /// Allows `origin` as the document's base URI.
+    pub fn base_uri(mut self, origin: impl Into<String>) -> Self {
+        self.base_uri_domains.push(origin.into());
+        self
+    }
+
+    /// Each list with the name of its wire member.
+    fn lists(&self) -> [(&'static str, &[String]); 4] {
+        [
+            ("connectDomains", &self.connect_domains),
+            ("resourceDomains", &self.resource_domains),
+            ("frameDomains", &self.frame_domains),
+            ("baseUriDomains", &self.base_uri_domains),
+        ]
+    }
+
+    /// Checks that every entry is an origin.
+    pub(crate) fn check(&self, uri: &str) -> Result<(), AppError> {
+        for (directive, origins) in self.lists() {
+            for origin in origins {
+                if let Err(reason) = check_origin(origin) {
+                    let origin = origin.clone();
+                    return Err(AppError::MalformedOrigin { uri: uri.to_owned(), directive, origin, reason });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `origin` is not `scheme://host[:port]` (host possibly `*.`-prefixed), if it is not.
+fn check_origin(origin: &str) -> Result<(), &'static str> {
+    let Some((scheme, rest)) = origin.split_once("://") else { return Err("it has no scheme (`https://`)") };
+    if !matches!(scheme, "https" | "http" | "wss" | "ws") {
+        return Err("its scheme is not https, http, wss or ws");
+    }
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (rest, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return Err("its port is not a number");
+    }
+    let host = host.strip_prefix("*.").unwrap_or(host);
+    if host.is_empty() {
+        return Err("it has no host");
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if !host.split('.').all(label_ok) {
+        return Err("its host is not a domain name (nothing but letters, digits, `-` and `.`; no path)");
+    }
+    Ok(())
+}
+
+/// The sandbox permissions an app asks for; the host decides whether to grant them. None by
+/// default.
+///
+/// ```
+/// use mcpwire_server::apps::Permissions;
+///
+/// let permissions = Permissions::new().camera().clipboard_write();
+/// assert!(permissions.camera && !permissions.microphone);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Permissions {
+    /// The camera (`camera`).
+    pub camera: bool,
+    /// The microphone (`microphone`).
+    pub microphone: bool,
+    /// The position (`geolocation`).
+    pub geolocation: bool,
+    /// Writing to the clipboard (`clipboardWrite`).
+    pub clipboard_write: bool,
+}
+
+impl Permissions {
+    /// No permission.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for the camera.
+    pub fn camera(mut self) -> Self {
+        self.camera = true;
+        self
+    }
+
+    /// Asks for the microphone.
+    pub fn microphone(mut self) -> Self {
+        self.microphone = true;
+        self
+    }
+
+    /// Asks for the position.
+    pub fn geolocation(mut self) -> Self {
+        self.geolocation = true;
+        self
+    }
+
+    /// Asks to write to the clipboard.
+    pub fn clipboard_write(mut self) -> Self {
+        self.clipboard_write = true;
+        self
+    }
+
+    /// Whether it asks for nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Written as `{"camera": {}, ...}`: one empty object per permission asked for.
+impl Serialize for Permissions {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let asked = [
+            ("camera", self.camera),
+            ("microphone", self.microphone),
+            ("geolocation", self.geolocation),
+            ("clipboardWrite", self.clipboard_write),
+        ];
+        let mut map = serializer.serialize_map(None)?;
+        for (name, _) in asked.iter().filter(|(_, yes)| *yes) {
+            map.serialize_entry(name, &serde_json::Map::new())?;
+        }
+        map.end()
+    }
+}
+
+/// The `_meta.ui` of an app resource: written on its `resources/list` entry and on the item
+/// of its `resources/read`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceUi {
+    /// The content security policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csp: Option<Csp>,
+    /// The sandbox permissions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Permissions>,
+    /// A dedicated origin for the app's frame (its format is the host's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// Whether the app wants the host to draw a border and background around it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefers_border: Option<bool>,
+}
+
+impl ResourceUi {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// As a JSON object.
+    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn origins() {
+        for good in [
+            "https://api.example.com",
+            "https://*.example.com",
+            "http://localhost:8080",
+            "wss://live.example.com/",
+            "https://a-b.example.co.uk:443",
+        ] {
+            assert_eq!(check_origin(good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            ("api.example.com", "no scheme"),
+            ("ftp://example.com", "scheme"),
+            ("https://", "no host"),
+            ("https://example.com/path", "not a domain"),
+            ("https://example.com:port", "port"),
+            ("https://exa mple.com", "not a domain"),
+            ("https://example.com; script-src *", "not a domain"),
+            ("https://*", "not a domain"),
+            ("https://*.", "no host"),
+            ("https://-x.com", "not a domain"),
+        ] {
+            let reason = check_origin(bad).unwrap_err();
+            assert!(reason.contains(why), "{bad}: {reason}");
+        }
+    }
+
+    #[test]
+    fn written_in_camel_case() {
+        let ui = ResourceUi {
+            csp: Some(
+                Csp::new()
+                    .connect("https://a.example")
+                    .resource("https://b.example")
+                    .frame("https://c.example")
+                    .base_uri("https://d.example"),
+            ),
+            permissions: Some(Permissions::new().camera().microphone().geolocation().clipboard_write()),
+            domain: Some("x.example".into()),
+            prefers_border: Some(false),
+        };
+        assert_eq!(
+            serde_json::to_value(&ui).unwrap(),
+            json!({
+                "csp": {"connectDomains": ["https://a.example"], "resourceDomains": ["https://b.example"],
+                        "frameDomains": ["https://c.example"], "baseUriDomains": ["https://d.example"]},
+                "permissions": {"camera": {}, "microphone": {}, "geolocation": {}, "clipboardWrite": {}},
+                "domain": "x.example",
+                "prefersBorder": false,
+            })
+        );
+        assert_eq!(serde_json::to_value(Permissions::new().geolocation()).unwrap(), json!({"geolocation": {}}));
+        assert_eq!(serde_json::to_value(Csp::new()).unwrap(), json!({}));
+        assert!(ResourceUi::default().is_empty());
+    }
+
+    #[test]
+    fn a_malformed_origin_names_the_resource_the_member_and_the_value() {
+        let err = Csp::new().connect("https://ok.example").frame("example.com").check("ui://a/b").unwrap_err();
+        assert_eq!(
+            err,
+            AppError::MalformedOrigin {
+                uri: "ui://a/b".into(),
+                directive: "frameDomains",
+                origin: "example.com".into(),
+                reason: "it has no scheme (`https://`)",
+            }
+        );
+        assert!(err.to_string().contains("`frameDomains`"));
+    }
+}
