@@ -104,7 +104,16 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 struct Claim {
     method: String,
+    /// What the request addresses (a tool's or prompt's name, a resource's URI): two calls
+    /// in flight of one method are told apart by it.
+    about: Option<String>,
     id: Arc<OnceLock<String>>,
+}
+
+/// What a request's params address: `name` (tools, prompts) or `uri` (resources).
+fn addressed(params: Option<&Value>) -> Option<String> {
+    let params = params?;
+    params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).map(str::to_owned)
 }
 
 /// How many HTTP exchanges are kept for requests still in flight.
@@ -357,8 +366,8 @@ impl Inner {
         if claims.is_empty() {
             return;
         }
-        let Some((method, id)) = rpc_request(text) else { return };
-        if let Some(at) = claims.iter().position(|c| c.method == method) {
+        let Some((method, id, about)) = rpc_request(text) else { return };
+        if let Some(at) = claims.iter().position(|c| c.method == method && c.about == about) {
             if let Some(claim) = claims.remove(at) {
                 self.wanted.lock().insert(id.clone());
                 let _ = claim.id.set(id);
@@ -368,7 +377,7 @@ impl Inner {
 
     /// An HTTP exchange of the connection, kept by the JSON-RPC id of the request it carried.
     fn observed(&self, exchange: &HttpExchange) {
-        let Some((_, id)) = rpc_request(&exchange.body) else { return };
+        let Some((_, id, _)) = rpc_request(&exchange.body) else { return };
         if !self.wanted.lock().contains(&id) {
             return;
         }
@@ -412,12 +421,12 @@ impl Inner {
     }
 }
 
-/// The method and id (as JSON text) of a JSON-RPC request's text.
-fn rpc_request(text: &str) -> Option<(String, String)> {
+/// The method, id (as JSON text) and what it addresses of a JSON-RPC request's text.
+fn rpc_request(text: &str) -> Option<(String, String, Option<String>)> {
     let value: Value = serde_json::from_str(text).ok()?;
     let method = value.get("method")?.as_str()?.to_owned();
     let id = value.get("id")?.to_string();
-    Some((method, id))
+    Some((method, id, addressed(value.get("params"))))
 }
 
 /// A question of the server's put to the page: withdrawn when dropped.
@@ -816,7 +825,8 @@ async fn request(State(state): State<AppState>, Body(body): Body<RequestBody>) -
     let request = json!({"jsonrpc": "2.0", "method": body.method, "params": body.params});
     state.0.events.emit("history", json!({"id": id, "phase": "request", "request": request, "time": now_ms()}));
     // The JSON-RPC id the client gives it, to find its HTTP exchanges by.
-    let claim = Claim { method: body.method.clone(), id: Arc::new(OnceLock::new()) };
+    let claim =
+        Claim { method: body.method.clone(), about: addressed(body.params.as_ref()), id: Arc::new(OnceLock::new()) };
     state.0.claims.lock().push_back(claim.clone());
     let started = Instant::now();
     let mut call = Box::pin(dispatch(state.clone(), session, body.method.clone(), body.params.clone(), body.task));
