@@ -57,23 +57,6 @@ pub enum ClientRequest {
     UpdateTask(UpdateTaskParams),
 }
 
-/// Reads the params of `method` from a deserializer into a request of this type, splitting
-/// off the per-request members.
-macro_rules! decode_request {
-    ($method:expr, $d:expr, $($m:ident => $v:ident $(($p:ty))?),* $(,)?) => {
-        match $method {
-            $(Method::$m => decode_request!(@one $d, $v $(($p))?),)*
-            other => Err(not_a_request(other)),
-        }
-    };
-    (@one $d:expr, $v:ident ($p:ty)) => {
-        params_from::<$p, D>(Method::$v, $d).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v(s.params) })
-    };
-    (@one $d:expr, $v:ident) => {
-        params_from::<NoParams, D>(Method::$v, $d).map(|s| Split { meta: s.meta, round: s.round, params: Self::$v })
-    };
-}
-
 impl ClientRequest {
     /// The request's method.
     pub fn method(&self) -> Method {

@@ -116,42 +116,16 @@ impl ServerRequest {
 
 impl Body for ServerRequest {
     fn decode_from<'de, D: Deserializer<'de>>(method: Method, d: D) -> Result<Split<Self>, D::Error> {
-        let split = |p: Split<NoParams>, body: Self| Split { meta: p.meta, round: p.round, params: body };
-        match method {
-            Method::Ping => params_from::<NoParams, D>(method, d).map(|p| split(p, Self::Ping)),
-            Method::ListRoots => params_from::<NoParams, D>(method, d).map(|p| split(p, Self::ListRoots)),
-            Method::CreateMessage => params_from::<CreateMessageParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::CreateMessage(s.params),
-            }),
-            Method::Elicit => params_from::<ElicitParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::Elicit(s.params),
-            }),
-            Method::GetTask => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::GetTask(s.params),
-            }),
-            Method::TaskResult => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::TaskResult(s.params),
-            }),
-            Method::ListTasks => params_from::<PaginatedParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::ListTasks(s.params),
-            }),
-            Method::CancelTask => params_from::<TaskIdParams, D>(method, d).map(|s| Split {
-                meta: s.meta,
-                round: s.round,
-                params: Self::CancelTask(s.params),
-            }),
-            other => Err(not_a_request(other)),
-        }
+        decode_request!(method, d,
+            Ping => Ping,
+            ListRoots => ListRoots,
+            CreateMessage => CreateMessage(CreateMessageParams),
+            Elicit => Elicit(ElicitParams),
+            GetTask => GetTask(TaskIdParams),
+            TaskResult => TaskResult(TaskIdParams),
+            ListTasks => ListTasks(PaginatedParams),
+            CancelTask => CancelTask(TaskIdParams),
+        )
     }
 }
 

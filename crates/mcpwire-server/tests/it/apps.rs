@@ -3,57 +3,15 @@
 //! server writes validated against the extension's published schema
 //! (`tests/fixtures/ext-apps-2.0.4.schema.json`, see `tests/fixtures/README.md`).
 
-use std::time::Duration;
-
 use mcpwire_protocol::types::{CallToolResult, Tool, APPS_EXTENSION, APP_MIME_TYPE, TASKS_EXTENSION};
 use mcpwire_server::apps::{AppError, AppResource, AppTool, Csp, Permissions, Visibility};
 use mcpwire_server::{BuildError, Context, Server, TaskConfig, ToolDef};
-use mcpwire_transport::{memory, Connection};
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(5);
+use crate::tasks::Peer;
+
 const VIEW: &str = "ui://clock/view.html";
 const HTML: &str = "<!doctype html><p>clock</p>";
-
-/// The client end of an in-memory connection.
-struct Peer {
-    conn: Connection,
-    next_id: i64,
-}
-
-impl Peer {
-    fn start(server: &Server) -> Self {
-        let (client, server_end) = memory::pair();
-        let server = server.clone();
-        tokio::spawn(async move { server.serve(server_end).await });
-        Self { conn: client, next_id: 1 }
-    }
-
-    async fn send(&self, v: Value) {
-        self.conn.outgoing.send(mcpwire_protocol::frame::Outbound::text(v.to_string())).await.expect("server gone");
-    }
-
-    /// Sends a request; returns its response (notifications before it are skipped).
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        loop {
-            let frame = tokio::time::timeout(WAIT, self.conn.incoming.recv()).await.expect("in time").unwrap().unwrap();
-            let msg: Value = serde_json::from_str(&frame.text).unwrap();
-            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
-                return msg;
-            }
-        }
-    }
-
-    async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
-        let params = json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}});
-        let r = self.call("initialize", params).await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-        r
-    }
-}
 
 /// 2026-07-28 params: the request's `_meta` with these client capabilities.
 fn modern(mut params: Value, capabilities: Value) -> Value {
@@ -144,7 +102,7 @@ async fn every_meta_ui_written_validates_against_the_published_schema() {
         let mut peer = Peer::start(&server);
         let wrap = |p: Value| if modern_era { modern(p, json!({})) } else { p };
         if !modern_era {
-            peer.initialize(version, json!({})).await;
+            peer.initialize_with(version, json!({})).await;
         }
         let tools = peer.call("tools/list", wrap(json!({}))).await;
         let tools = tools["result"]["tools"].as_array().unwrap();
@@ -193,14 +151,14 @@ async fn every_meta_ui_written_validates_against_the_published_schema() {
 async fn legacy_initialize_declares_the_extension_both_ways() {
     for version in ["2025-11-25", "2025-06-18"] {
         let mut peer = Peer::start(&app_server());
-        let init = peer.initialize(version, apps_capability()).await;
+        let init = peer.initialize_with(version, apps_capability()).await;
         let caps = &init["result"]["capabilities"];
         assert_eq!(caps["extensions"][APPS_EXTENSION], json!({"mimeTypes": [APP_MIME_TYPE]}), "{version}: {init}");
         assert_eq!(text(&peer.call("tools/call", json!({"name": "probe"})).await), "apps", "{version}");
 
         // A legacy client that declares no extensions gets none (the revision has no such member).
         let mut without = Peer::start(&app_server());
-        let init = without.initialize(version, json!({})).await;
+        let init = without.initialize_with(version, json!({})).await;
         assert!(init["result"]["capabilities"].get("extensions").is_none(), "{version}: {init}");
         assert_eq!(text(&without.call("tools/call", json!({"name": "probe"})).await), "no apps", "{version}");
     }
@@ -210,7 +168,7 @@ async fn legacy_initialize_declares_the_extension_both_ways() {
 async fn legacy_initialize_keeps_the_tasks_extension_out() {
     let server = Server::builder("apps", "1").tasks(TaskConfig::default()).tool(probe()).resource(view()).build();
     let mut peer = Peer::start(&server);
-    let init = peer.initialize("2025-11-25", apps_capability()).await;
+    let init = peer.initialize_with("2025-11-25", apps_capability()).await;
     let extensions = &init["result"]["capabilities"]["extensions"];
     assert_eq!(extensions.as_object().unwrap().keys().collect::<Vec<_>>(), [APPS_EXTENSION], "{init}");
     assert!(init["result"]["capabilities"].get("tasks").is_some());
@@ -240,7 +198,7 @@ async fn modern_discover_declares_it_and_each_request_says_whether_the_client_re
 async fn a_server_without_apps_declares_nothing() {
     let server = Server::builder("plain", "1").tool(plain("a")).build();
     let mut legacy = Peer::start(&server);
-    let init = legacy.initialize("2025-11-25", apps_capability()).await;
+    let init = legacy.initialize_with("2025-11-25", apps_capability()).await;
     assert!(init["result"]["capabilities"].get("extensions").is_none(), "{init}");
     let mut peer = Peer::start(&server);
     let discover = peer.call("server/discover", modern(json!({}), json!({}))).await;
@@ -261,7 +219,7 @@ async fn html_from_a_string_a_file_or_a_function() {
         }))
         .build();
     let mut peer = Peer::start(&server);
-    peer.initialize("2025-11-25", json!({})).await;
+    peer.initialize_with("2025-11-25", json!({})).await;
     let mut read = async |uri: &str| {
         let r = peer.call("resources/read", json!({"uri": uri})).await;
         r["result"]["contents"][0]["text"].as_str().unwrap().to_owned()

@@ -42,14 +42,8 @@ async fn start(takes_tasks: bool) -> Peer {
     if takes_tasks {
         caps["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}});
     }
-    let r = peer
-        .call(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
+    let r = peer.initialize_with("2025-11-25", caps).await;
     assert!(r.get("result").is_some(), "{r}");
-    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     peer
 }
 

@@ -93,13 +93,14 @@ impl Peer {
     }
 
     async fn initialize(&mut self, version: &str) -> Value {
-        let r = self
-            .call(
-                "initialize",
-                json!({"protocolVersion":version,"capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}),
-            )
-            .await;
-        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+        self.initialize_with(version, json!({"elicitation": {}})).await
+    }
+
+    /// The legacy handshake, declaring `capabilities`.
+    pub(crate) async fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value {
+        let params = json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}});
+        let r = self.call("initialize", params).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         r
     }
 
