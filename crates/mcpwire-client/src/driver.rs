@@ -201,7 +201,7 @@ impl Shared {
     ) {
         let mut learned = self.tool_headers.lock();
         tools.retain(|tool| {
-            let pairs = schema(tool).map_or(Ok(Vec::new()), mcpwire_transport::param_headers::tool_param_headers);
+            let pairs = schema(tool).map_or(Ok(Vec::new()), mcpwire_protocol::headers::tool_param_headers);
             match pairs {
                 Ok(pairs) => {
                     learned.insert(name(tool).to_owned(), pairs);
@@ -223,7 +223,7 @@ impl Shared {
         pairs
             .iter()
             .filter_map(|(property, header)| {
-                let value = mcpwire_transport::param_headers::argument_value(call.arguments.as_ref(), property)?;
+                let value = mcpwire_protocol::headers::argument_value(call.arguments.as_ref(), property)?;
                 Some((Header::Owned(format!("{}{header}", headers::PARAM_PREFIX)), value))
             })
             .collect()

@@ -1,13 +1,11 @@
-//! The standard `Mcp-*` request headers of 2026-07-28 (SEP-2243), checked against the body.
+//! The standard `Mcp-*` request headers of 2026-07-28 (SEP-2243), read from axum's
+//! `HeaderMap` and checked against the body by the protocol's rules
+//! ([`mcpwire_protocol::headers`]).
 
 use axum::http::{HeaderMap, HeaderName};
-use mcpwire_protocol::message::{ClientRequest, Request};
 use mcpwire_protocol::types::JsonObject;
-use mcpwire_protocol::Method;
-use serde_json::Value;
 
-use mcpwire_protocol::frame::headers::decode_value;
-pub use mcpwire_protocol::frame::headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
+pub use mcpwire_protocol::headers::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION, SESSION_ID};
 
 /// The headers above as `HeaderName`s, so that looking one up parses no name.
 pub(crate) mod names {
@@ -30,109 +28,32 @@ pub fn value<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a
     }
 }
 
-/// Whether a header value stands for this JSON value (numbers compared as numbers).
-fn matches(header: &str, value: &Value) -> bool {
-    match value {
-        Value::String(s) => header == s,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        // Integers exactly (f64 would equate neighbours above 2^53), other numbers as numbers.
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), header.parse::<i64>(), header.parse::<u64>()) {
-            (Some(v), _, Ok(h), _) => v == h,
-            (_, Some(v), _, Ok(h)) => v == h,
-            _ => match (header.parse::<f64>(), n.as_f64()) {
-                (Ok(h), Some(v)) => h == v,
-                _ => false,
-            },
-        },
-        _ => false,
-    }
-}
+pub use mcpwire_protocol::headers::Expected;
+use mcpwire_protocol::headers::Lookup;
 
-/// What a 2026-07-28 request's body says that its headers must repeat.
-#[derive(Debug, Clone, Copy)]
-pub struct Expected<'a> {
-    /// The method (`Mcp-Method`).
-    pub method: &'a str,
-    /// The member naming what the request is about and its value (`Mcp-Name`): a tool's or a
-    /// prompt's `name`, a resource's `uri`, a task's `taskId`.
-    pub name: Option<(&'static str, &'a str)>,
-    /// A tool call's arguments (the `Mcp-Param-*` headers its tool declares).
-    pub arguments: Option<&'a JsonObject>,
-}
-
-/// The member a method's `Mcp-Name` repeats, if it has one.
-fn name_member(method: Method) -> Option<&'static str> {
-    match method {
-        Method::CallTool | Method::GetPrompt => Some("name"),
-        Method::ReadResource => Some("uri"),
-        Method::GetTask | Method::UpdateTask | Method::CancelTask => Some("taskId"),
-        _ => None,
-    }
-}
-
-impl<'a> Expected<'a> {
-    /// What `request` says. (Params that did not read name nothing: their error is answered.)
-    pub fn of(request: &'a Request<ClientRequest>) -> Self {
-        let body = request.body.as_ref().ok();
-        let name = request.method.known().and_then(name_member).and_then(|member| Some((member, body?.name()?)));
-        let arguments = match body {
-            Some(ClientRequest::CallTool(call)) => call.arguments.as_ref(),
-            _ => None,
-        };
-        Self { method: request.method.as_str(), name, arguments }
-    }
-}
-
-/// Checks `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of a 2026-07-28 request.
-/// `input_schema` is the called tool's, for `x-mcp-header` parameters.
+/// Checks `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of a 2026-07-28 request
+/// ([`mcpwire_protocol::headers::check`]), read from `headers`. `input_schema` is the called
+/// tool's, for `x-mcp-header` parameters.
 pub fn check(headers: &HeaderMap, expected: &Expected<'_>, input_schema: Option<&JsonObject>) -> Result<(), String> {
-    let method = expected.method;
-    match value(headers, &names::METHOD)? {
-        None => return Err("missing Mcp-Method header".into()),
-        Some(m) if m != method => return Err(format!("Mcp-Method {m:?} does not match the body's method {method:?}")),
-        Some(_) => {}
-    }
-    if let Some((field, expected)) = expected.name {
-        match value(headers, &names::NAME)? {
-            None => return Err("missing Mcp-Name header".into()),
-            Some(n) if decode_value(n)? != expected => {
-                return Err(format!("Mcp-Name does not match the body's {field} {expected:?}"));
-            }
-            Some(_) => {}
-        }
-    }
-    let (Some(schema), Some(arguments)) = (input_schema, expected.arguments) else { return Ok(()) };
-    let Some(Value::Object(properties)) = schema.get("properties") else { return Ok(()) };
-    for (property, prop_schema) in properties {
-        let Some(header_name) = prop_schema.get("x-mcp-header").and_then(Value::as_str) else { continue };
+    let lookup = |which: Lookup<'_>| match which {
+        Lookup::Method => value(headers, &names::METHOD),
+        Lookup::Name => value(headers, &names::NAME),
         // A name no header can have is never present.
-        let header = HeaderName::try_from(format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase())).ok();
-        let body_value = arguments.get(property).filter(|v| !v.is_null());
-        let sent = match &header {
-            Some(header) => value(headers, header)?,
-            None => None,
-        };
-        match (sent, body_value) {
-            (None, None) => {}
-            (None, Some(_)) => return Err(format!("missing header Mcp-Param-{header_name} for argument {property:?}")),
-            (Some(_), None) => {
-                return Err(format!("header Mcp-Param-{header_name} given but argument {property:?} is absent"))
-            }
-            (Some(h), Some(v)) => {
-                if !matches(&decode_value(h)?, v) {
-                    return Err(format!("header Mcp-Param-{header_name} does not match argument {property:?}"));
-                }
-            }
-        }
-    }
-    Ok(())
+        Lookup::Param(name) => match HeaderName::try_from(format!("{PARAM_PREFIX}{}", name.to_ascii_lowercase())) {
+            Ok(header) => value(headers, &header),
+            Err(_) => Ok(None),
+        },
+    };
+    mcpwire_protocol::headers::check(lookup, expected, input_schema)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use mcpwire_protocol::message::{ClientRequest, Request};
     use serde_json::json;
+    use serde_json::Value;
 
     fn h(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut m = HeaderMap::new();

@@ -9,54 +9,8 @@
 use crate::jsonrpc::{decode_raw, RawIncoming, RawMessage, RequestId, Response};
 use crate::method::MethodName;
 
-/// The standard headers of MCP over HTTP, as lowercase header names.
-pub mod headers {
-    /// The revision a message is written in (2025-06-18 on, after `initialize`; every
-    /// 2026-07-28 request).
-    pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-    /// The method of a 2026-07-28 message.
-    pub const METHOD: &str = "mcp-method";
-    /// What a 2026-07-28 request is about: a tool's or prompt's name, a resource's URI, a
-    /// task's id.
-    pub const NAME: &str = "mcp-name";
-    /// Prefix of the headers a tool's `x-mcp-header` annotations declare (2026-07-28).
-    pub const PARAM_PREFIX: &str = "mcp-param-";
-    /// A legacy session's id.
-    pub const SESSION_ID: &str = "mcp-session-id";
-
-    /// A header value for `value`, base64-encoded (`=?base64?…?=`) when plain visible ASCII
-    /// would not carry it: non-ASCII, control characters, leading or trailing whitespace,
-    /// or something that looks like the encoded form itself.
-    pub fn encode_value(value: &str) -> String {
-        use base64::engine::general_purpose::STANDARD;
-        use base64::Engine;
-        let needs_base64 = value.chars().any(|c| !c.is_ascii() || c.is_ascii_control())
-            || value.starts_with(char::is_whitespace)
-            || value.ends_with(char::is_whitespace)
-            || (value.starts_with("=?") && value.ends_with("?="));
-        if needs_base64 {
-            format!("=?base64?{}?=", STANDARD.encode(value))
-        } else {
-            value.to_owned()
-        }
-    }
-
-    /// The value a header carries: the `=?base64?…?=` form decoded, any other taken as it
-    /// is (the inverse of [`encode_value`]). `Err` names the value when its base64 or its
-    /// UTF-8 is invalid.
-    pub fn decode_value(value: &str) -> Result<String, String> {
-        use base64::engine::general_purpose::STANDARD;
-        use base64::Engine;
-        match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
-            Some(b64) => STANDARD
-                .decode(b64)
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .ok_or_else(|| format!("invalid base64 header value {value:?}")),
-            None => Ok(value.to_owned()),
-        }
-    }
-}
+/// The standard headers of MCP over HTTP (the protocol's one home for them: [`crate::headers`]).
+pub use crate::headers;
 
 /// What an encoded frame is.
 #[derive(Debug, Clone, PartialEq, Eq)]

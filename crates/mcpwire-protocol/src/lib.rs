@@ -20,6 +20,7 @@ pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod frame;
+pub mod headers;
 pub mod id;
 pub mod json;
 pub mod jsonrpc;

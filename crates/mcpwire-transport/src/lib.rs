@@ -9,8 +9,6 @@
 //! - [`memory`]: a connected pair of in-memory connections, for tests and embedding.
 //! - [`http`]: MCP over HTTP as a client: Streamable HTTP in both eras and HTTP+SSE, with
 //!   transport and era detection, session handling and stream resumption.
-//! - [`param_headers`]: the `Mcp-Param-*` headers tools declare (`x-mcp-header`), which
-//!   a client learns whatever its transport.
 //! - [`child`]: a server run as a child process, over its stdin/stdout, with its stderr
 //!   logged and the specification's close sequence (stdin EOF, SIGTERM, SIGKILL).
 #![deny(missing_docs)]
@@ -19,7 +17,6 @@ pub mod child;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;
-pub mod param_headers;
 pub mod stdio;
 
 use tokio::sync::mpsc;

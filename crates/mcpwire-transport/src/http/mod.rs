@@ -43,8 +43,8 @@ use tokio_util::sync::CancellationToken;
 use crate::{Connection, FrameKind, Outbound, CHANNEL_CAPACITY};
 use shared::{Outgoing, Shared};
 
-pub use crate::param_headers::{argument_value, tool_param_headers};
 pub use mcpwire_protocol::frame::headers::encode_value;
+pub use mcpwire_protocol::headers::{argument_value, tool_param_headers};
 pub use options::{
     AuthChallenge, AuthFailure, AuthProvider, AuthRequest, HttpError, HttpExchange, HttpMode, HttpObserver,
     HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR,
