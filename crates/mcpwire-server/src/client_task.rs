@@ -44,18 +44,11 @@ impl Asking<'_> {
 /// `question` with a task asked for: the author's `task` if set, else a time to live of
 /// `ttl`.
 pub(crate) fn with_task(question: &ServerRequest, ttl: Duration) -> ServerRequest {
-    let asked = || Some(TaskMetadata { ttl: Some(ttl.as_millis().try_into().unwrap_or(u64::MAX)) });
-    match question {
-        ServerRequest::Elicit(p) => ServerRequest::Elicit(mcpwire_protocol::types::ElicitParams {
-            task: p.task.clone().or_else(asked),
-            ..p.clone()
-        }),
-        ServerRequest::CreateMessage(p) => ServerRequest::CreateMessage(mcpwire_protocol::types::CreateMessageParams {
-            task: p.task.clone().or_else(asked),
-            ..p.clone()
-        }),
-        other => other.clone(),
+    let mut question = question.clone();
+    if let Some(task @ None) = question.task_mut() {
+        *task = Some(TaskMetadata { ttl: Some(ttl.as_millis().try_into().unwrap_or(u64::MAX)) });
     }
+    question
 }
 
 /// Asks `question` (which carries `params.task`) and follows the task the client makes of

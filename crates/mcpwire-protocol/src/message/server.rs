@@ -63,12 +63,19 @@ impl ServerRequest {
     /// The request without the task it asks for (for a receiver that takes none).
     pub fn without_task(&self) -> Self {
         let mut question = self.clone();
-        match &mut question {
-            Self::Elicit(p) => p.task = None,
-            Self::CreateMessage(p) => p.task = None,
-            _ => {}
+        if let Some(task) = question.task_mut() {
+            *task = None;
         }
         question
+    }
+
+    /// The `task` member of a question that can carry one (elicitation, sampling), to set.
+    pub fn task_mut(&mut self) -> Option<&mut Option<TaskMetadata>> {
+        match self {
+            Self::CreateMessage(p) => Some(&mut p.task),
+            Self::Elicit(p) => Some(&mut p.task),
+            _ => None,
+        }
     }
 
     /// The task the request asks for (2025-11-25 `params.task`), if any.
