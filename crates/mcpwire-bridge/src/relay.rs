@@ -1,16 +1,21 @@
 //! Relaying one downstream request to the upstream server, with the questions the upstream
 //! server asks meanwhile.
 //!
-//! The upstream call runs in its own task, so that it outlives one downstream round: a
-//! 2026-07-28 downstream client is asked a question by an `input_required` answer and
-//! retries the request with the answer, and the retry must reach the same upstream call,
-//! which is still waiting. So at a question the call is *parked* under a key that travels
-//! in the downstream request's sealed state; the retry takes it back, hands over the answer
-//! and goes on relaying. A legacy downstream client is asked with a real request and the
+//! The upstream call is a boxed future that the downstream round relaying it polls, so that
+//! it can outlive that round: a 2026-07-28 downstream client is asked a question by an
+//! `input_required` answer and retries the request with the answer, and the retry must
+//! reach the same upstream call, which is still waiting. So at a question the call is
+//! *parked* under a key that travels in the downstream request's sealed state; the retry
+//! takes it back, hands over the answer and goes on relaying. A parked call is not polled:
+//! it waits for its answer, which the client's driver keeps for it until then (a task of its
+//! own per call would cost a spawn, a channel and a wake-up on every forwarded call, the
+//! common case being a call that asks nothing). A legacy downstream client is asked with a real request and the
 //! call never parks. Dropping a call (the downstream request cancelled, or a parked call
 //! never retried before [`PARK_TTL`]) drops the upstream call, which cancels it upstream.
 
 use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use mcpwire_client::{ClientError, ErrorObject};
@@ -18,9 +23,7 @@ use mcpwire_protocol::error::{INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 use mcpwire_protocol::types::ProgressParams;
 use mcpwire_server::{Context, HandlerError, HandlerResult, InputRequest};
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
-use tokio_util::task::AbortOnDropHandle;
-use tracing::Instrument;
+use tokio::sync::mpsc;
 
 use crate::router::{CallRouter, Question, Registration};
 
@@ -35,20 +38,23 @@ const STATE_KEY: &str = "bridgeCall";
 
 type Outcome = Result<Box<dyn Any + Send>, ClientError>;
 
+/// The upstream call itself, its result type erased so that parked calls of every method
+/// share one map.
+type Work = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
 /// An upstream call in progress, owned by the downstream round relaying it or parked.
 pub(crate) struct UpstreamCall {
     key: u64,
     questions: mpsc::UnboundedReceiver<Question>,
     progress: mpsc::UnboundedReceiver<ProgressParams>,
-    outcome: oneshot::Receiver<Outcome>,
+    /// Dropping it (with the call) cancels the call upstream.
+    work: Work,
     /// The question put to the downstream client and not answered yet, under its input key.
     pending: Option<(String, Question)>,
     /// How many questions were put to the downstream client (input keys `bridge-N`).
     asked: u64,
     parked_at: Instant,
     _asker: Registration,
-    /// The upstream call's task, aborted when the call is dropped.
-    _task: AbortOnDropHandle<()>,
 }
 
 /// Sends upstream progress to the round relaying the call.
@@ -84,7 +90,7 @@ pub(crate) async fn relay<T, F, Fut>(router: &CallRouter, ctx: &Context, start: 
 where
     T: Send + 'static,
     F: FnOnce(ProgressSink) -> Fut,
-    Fut: std::future::Future<Output = Result<T, ClientError>> + Send + 'static,
+    Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
 {
     let _handler = router.enter(ctx);
     let resumed = ctx.round_state().and_then(|s| s.get(STATE_KEY).and_then(Value::as_u64));
@@ -112,7 +118,7 @@ where
                     return Err(stop(router, ctx, call, e));
                 }
             }
-            outcome = &mut call.outcome => {
+            outcome = &mut call.work => {
                 // Progress sent before the result goes first.
                 while let Ok(p) = call.progress.try_recv() {
                     if ctx.wants_progress() {
@@ -120,12 +126,11 @@ where
                     }
                 }
                 return match outcome {
-                    Ok(Ok(value)) => value
+                    Ok(value) => value
                         .downcast::<T>()
                         .map(|v| *v)
                         .map_err(|_| HandlerError::Protocol(ErrorObject::internal("bridged call resumed by another method"))),
-                    Ok(Err(e)) => Err(crate::to_handler(e)),
-                    Err(_) => Err(HandlerError::Protocol(ErrorObject::internal("the upstream call was dropped"))),
+                    Err(e) => Err(crate::to_handler(e)),
                 };
             }
         }
@@ -171,36 +176,27 @@ fn stop(router: &CallRouter, ctx: &Context, call: UpstreamCall, e: HandlerError)
     }
 }
 
-/// Starts the upstream call in its own task.
+/// Starts the upstream call (polled by the downstream round that relays it, so in its span:
+/// the upstream call continues the downstream request's trace).
 fn begin<T, F, Fut>(router: &CallRouter, start: F) -> UpstreamCall
 where
     T: Send + 'static,
     F: FnOnce(ProgressSink) -> Fut,
-    Fut: std::future::Future<Output = Result<T, ClientError>> + Send + 'static,
+    Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
 {
     let key = router.next_key();
     let (ask_tx, questions) = mpsc::unbounded_channel();
     let (progress_tx, progress) = mpsc::unbounded_channel();
-    let (done, outcome) = oneshot::channel();
     let upstream = start(ProgressSink(progress_tx));
-    // In the span of the downstream request: the upstream call continues its trace.
-    let task = tokio::spawn(
-        async move {
-            let result = upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>);
-            let _ = done.send(result);
-        }
-        .instrument(tracing::Span::current()),
-    );
     UpstreamCall {
         key,
         questions,
         progress,
-        outcome,
+        work: Box::pin(async move { upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>) }),
         pending: None,
         asked: 0,
         parked_at: Instant::now(),
         _asker: router.add_asker(key, ask_tx),
-        _task: AbortOnDropHandle::new(task),
     }
 }
 
