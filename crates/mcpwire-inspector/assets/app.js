@@ -2,7 +2,8 @@
 //
 // Everything a server sends is untrusted: it is only ever put in the page as text
 // (textContent, attribute values), never as HTML; links are made only for http(s) URLs;
-// images and audio only as data: URLs of their own media type.
+// images and audio only as data: URLs of their own media type. An MCP App's own HTML runs only
+// in a frame sandboxed to scripts alone (an opaque origin), and what it sends is text here too.
 "use strict";
 
 (function () {
@@ -168,8 +169,9 @@
   });
 
   function resetLists() {
-    for (const id of ["tools", "resources", "templates", "prompts", "tasks"]) clear($(id));
-    for (const id of ["tool-detail", "resource-detail", "prompt-detail", "task-detail"]) clear($(id));
+    teardown("the connection changed");
+    for (const id of ["tools", "apps", "resources", "templates", "prompts", "tasks"]) clear($(id));
+    for (const id of ["tool-detail", "app-detail", "resource-detail", "prompt-detail", "task-detail"]) clear($(id));
   }
 
   function selectItem(list, button) {
@@ -362,7 +364,7 @@
     const answer = await request("tools/list", {}).catch((e) => ({ ok: false, error: e.message }));
     if (mine !== toolsAsked) return;
     const list = clear($("tools"));
-    if (!answer.ok) { list.append(el("li", { class: "error", text: errorText(answer) })); return; }
+    if (!answer.ok) { list.append(el("li", { class: "error", text: errorText(answer) })); clear($("apps")); return; }
     tools = answer.result.tools || [];
     for (const tool of tools) {
       const button = el("button", { type: "button", class: "item", text: tool.name });
@@ -374,9 +376,11 @@
       if (a.idempotentHint) badges.push("idempotent");
       if (a.openWorldHint) badges.push("open world");
       if (tool.execution && tool.execution.taskSupport && tool.execution.taskSupport !== "forbidden") badges.push("task: " + tool.execution.taskSupport);
+      if (appUri(tool)) badges.push("app");
       list.append(el("li", {}, icons(tool), button, badges.map((b) => el("span", { class: "badge", text: b }))));
     }
     if (!tools.length) list.append(el("li", { class: "muted", text: "(no tools)" }));
+    showAppTools();
   }
   $("list-tools").addEventListener("click", listTools);
 
@@ -435,6 +439,278 @@
     const bar = el("progress", { max: p.total || 100, value: p.progress || 0, "aria-label": "Progress" });
     node.append(bar, " " + (p.progress || 0) + (p.total ? " / " + p.total : "") + (p.message ? " — " + p.message : ""));
   }
+
+  // ---- MCP Apps: the inspector as a host ----
+  // An app tool's interface (its ui:// resource) is rendered in <iframe sandbox="allow-scripts">
+  // loaded from the inspector's /apps/frame/… (served with the CSP the inspector built from the
+  // resource's _meta.ui.csp, every origin checked): without allow-same-origin the app runs in an
+  // opaque origin and cannot reach this page's token. The page is the app's host: JSON-RPC 2.0
+  // over postMessage, only with that frame's window; what the app sends is shown as text only.
+  const APP_PROTOCOL = "2026-01-26";
+  const APP_MIME = "text/html;profile=mcp-app";
+  let inspectorVersion = "";
+  let view = null;
+
+  /** The ui:// resource of an app tool (_meta.ui.resourceUri, or the deprecated flat key), or null. */
+  function appUri(tool) {
+    const meta = tool && tool._meta;
+    if (!meta || typeof meta !== "object") return null;
+    const nested = meta.ui && typeof meta.ui === "object" ? meta.ui.resourceUri : undefined;
+    const uri = typeof nested === "string" ? nested : meta["ui/resourceUri"];
+    return typeof uri === "string" && uri.startsWith("ui://") ? uri : null;
+  }
+  /** Who may call a tool (_meta.ui.visibility; the model and the app when not said). */
+  function appVisibility(tool) {
+    const v = tool && tool._meta && tool._meta.ui && tool._meta.ui.visibility;
+    return Array.isArray(v) ? v.filter((x) => typeof x === "string") : ["model", "app"];
+  }
+  const safeJson = (v) => { try { return JSON.stringify(v); } catch { return String(v); } };
+
+  function showAppTools() {
+    const list = clear($("apps"));
+    const apps = tools.filter(appUri);
+    for (const tool of apps) {
+      const button = el("button", { type: "button", class: "item", text: tool.name });
+      button.addEventListener("click", () => { selectItem(list, button); showApp(tool); });
+      const onlyApp = !appVisibility(tool).includes("model");
+      list.append(el("li", {}, icons(tool), button, onlyApp ? el("span", { class: "badge", text: "app only" }) : null,
+        el("div", { class: "muted", text: appUri(tool) })));
+    }
+    if (!apps.length) list.append(el("li", { class: "muted", text: "(no app tools)" }));
+  }
+  $("list-apps").addEventListener("click", listTools);
+
+  /** Logs a message exchanged with the app (as text). */
+  function appLog(v, dir, message) {
+    const text = typeof message === "string" ? message : json(message);
+    v.ui.log.append(el("li", {}, el("span", { class: "muted", text: dir === "out" ? "→ to the app " : "← from the app " }), el("pre", { text })));
+    while (v.ui.log.children.length > 500) v.ui.log.removeChild(v.ui.log.firstChild);
+  }
+  /** A note for the user about what the app asked (its words as text). */
+  function appNote(v, ...children) {
+    v.ui.notes.append(el("li", {}, ...children));
+  }
+  function toApp(v, message) {
+    const target = v.frame && v.frame.contentWindow;
+    if (!target) return;
+    const full = Object.assign({ jsonrpc: "2.0" }, message);
+    appLog(v, "out", full);
+    // The frame's origin is opaque ("null"): "*" is the only target origin that reaches it;
+    // the window is the frame's own.
+    target.postMessage(full, "*");
+  }
+
+  async function teardown(reason) {
+    const v = view;
+    if (!v) return;
+    if (v.frame && v.initialized && v.frame.contentWindow) {
+      const id = v.nextId++;
+      await new Promise((resolve) => {
+        v.pending.set(id, resolve);
+        toApp(v, { id, method: "ui/resource-teardown", params: { reason } });
+        setTimeout(resolve, 1000);
+      });
+    }
+    if (view === v) view = null;
+    if (v.frame) v.frame.remove();
+  }
+
+  async function showApp(tool) {
+    await teardown("another app was chosen");
+    const detail = clear($("app-detail"));
+    const uri = appUri(tool);
+    const title = tool.title || (tool.annotations && typeof tool.annotations.title === "string" ? tool.annotations.title : "");
+    const form = schemaForm(tool.inputSchema || {}, "apparg");
+    const call = el("button", { type: "button", text: "Call" });
+    const error = el("p", { class: "error", role: "alert" });
+    const ui = {
+      info: el("div", { id: "app-info" }),
+      holder: el("div", { id: "app-frame-holder" }),
+      result: el("div", { id: "app-result", role: "region", "aria-label": "Result" }),
+      notes: el("ul", { id: "app-notes", "aria-label": "What the app asked" }),
+      log: el("ol", { id: "app-log", "aria-label": "Messages with the app" }),
+    };
+    put(detail,
+      el("h3", {}, icons(tool), title ? title + " (" + tool.name + ")" : tool.name),
+      tool.description ? el("p", { text: tool.description }) : null,
+      el("p", {}, "Interface: ", el("code", { text: uri })),
+      form.node, el("div", { class: "buttons" }, call), error,
+      ui.info, ui.holder, ui.notes,
+      el("h4", { text: "Result" }), ui.result,
+      el("details", {}, el("summary", { text: "Messages with the app" }), ui.log),
+    );
+    call.addEventListener("click", async () => {
+      error.textContent = "";
+      let args;
+      try { args = form.read(); } catch (e) { error.textContent = e.message; return; }
+      call.disabled = true;
+      try { await runApp(tool, uri, args, ui); } catch (e) { error.textContent = e.message; } finally { call.disabled = false; }
+    });
+  }
+
+  /** Calls an app tool and renders its interface, as a host: the call and the read at once. */
+  async function runApp(tool, uri, args, ui) {
+    await teardown("the tool was called again");
+    for (const node of Object.values(ui)) clear(node);
+    const v = { tool, args, ui, frame: null, initialized: false, answer: undefined, delivered: false, pending: new Map(), nextId: 1, granted: {} };
+    view = v;
+    const calling = request("tools/call", { name: tool.name, arguments: args }).catch((e) => ({ ok: false, error: e.message, durationMs: 0 }));
+    const read = await request("resources/read", { uri }).catch((e) => ({ ok: false, error: e.message }));
+    if (view !== v) return;
+    if (!read.ok) throw new Error("cannot read " + uri + ": " + errorText(read));
+    const item = ((read.result && read.result.contents) || []).find((c) => c && (typeof c.text === "string" || typeof c.blob === "string"));
+    if (!item) throw new Error(uri + " has no text or blob content");
+    let html = item.text;
+    if (typeof html !== "string") {
+      try { html = new TextDecoder().decode(Uint8Array.from(atob(item.blob), (c) => c.charCodeAt(0))); } catch { throw new Error(uri + ": its blob is not base64"); }
+    }
+    const meta = item._meta && typeof item._meta === "object" ? item._meta.ui : undefined;
+    const frame = await api("POST", "/api/apps/frame", { html, ui: meta && typeof meta === "object" ? meta : undefined });
+    if (view !== v) return;
+    v.granted = { permissions: frame.permissions || {}, csp: frame.approved || {} };
+    put(ui.info,
+      item.mimeType !== APP_MIME ? el("p", { class: "error", text: "The resource's MIME type is " + JSON.stringify(item.mimeType) + ", not " + APP_MIME }) : null,
+      el("details", {}, el("summary", { text: "Content-Security-Policy of the frame" }), el("pre", { id: "app-csp", text: frame.csp })),
+      frame.allow ? el("p", {}, "Permissions granted: ", el("code", { text: frame.allow })) : null,
+      (frame.dropped || []).length ? el("ul", { id: "app-dropped", class: "error", "aria-label": "Left out of the policy" },
+        frame.dropped.map((d) => el("li", { text: "Left out (" + d.list + "): " + safeJson(d.value) + " — " + d.reason }))) : null,
+    );
+    const border = !(meta && meta.prefersBorder === false);
+    const iframe = el("iframe", {
+      sandbox: "allow-scripts",
+      src: frame.url,
+      title: "App: " + (tool.title || tool.name),
+      referrerpolicy: "no-referrer",
+      allow: frame.allow || undefined,
+      class: "app-frame" + (border ? " bordered" : ""),
+    });
+    v.frame = iframe;
+    ui.holder.append(iframe);
+    const answer = await calling;
+    if (view !== v) return;
+    renderToolResult(ui.result, answer);
+    v.answer = answer;
+    deliver(v);
+  }
+
+  /** Once the app is initialized and the call has ended: its result (or its cancellation). */
+  function deliver(v) {
+    if (!v.initialized || v.answer === undefined || v.delivered) return;
+    v.delivered = true;
+    if (v.answer.ok && !(v.answer.result && v.answer.result.task)) toApp(v, { method: "ui/notifications/tool-result", params: v.answer.result });
+    else toApp(v, { method: "ui/notifications/tool-cancelled", params: { reason: v.answer.ok ? "the call runs as a task" : errorText(v.answer) } });
+  }
+
+  function hostInitialize(v) {
+    return {
+      protocolVersion: APP_PROTOCOL,
+      hostInfo: { name: "mcpwire-inspector", version: inspectorVersion || "0" },
+      hostCapabilities: {
+        serverTools: {},
+        serverResources: {},
+        logging: {},
+        sandbox: { permissions: v.granted.permissions, csp: v.granted.csp },
+      },
+      hostContext: {
+        toolInfo: { tool: v.tool },
+        theme: window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light",
+        displayMode: "inline",
+        availableDisplayModes: ["inline"],
+        containerDimensions: { maxHeight: 2000 },
+        locale: navigator.language,
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        userAgent: "mcpwire-inspector",
+        platform: "web",
+      },
+    };
+  }
+
+  /** The JSON-RPC error of a failed /api/request answer. */
+  function rpcError(answer) {
+    const e = answer && answer.error;
+    if (e && typeof e === "object") return { code: typeof e.code === "number" ? e.code : -32603, message: String(e.serverMessage || e.message || "failed") };
+    return { code: -32603, message: typeof e === "string" ? e : "failed" };
+  }
+
+  async function onAppRequest(v, m) {
+    const reply = (result) => { if (view === v) toApp(v, { id: m.id, result }); };
+    const fail = (code, message) => { if (view === v) toApp(v, { id: m.id, error: { code, message } }); };
+    const p = m.params && typeof m.params === "object" ? m.params : {};
+    switch (m.method) {
+      case "ui/initialize":
+        return reply(hostInitialize(v));
+      case "ping":
+        return reply({});
+      case "tools/call": {
+        const name = typeof p.name === "string" ? p.name : "";
+        const listed = tools.find((t) => t.name === name);
+        if (!listed) return fail(-32602, "no tool " + safeJson(name) + " on this server (as last listed)");
+        if (!appVisibility(listed).includes("app")) return fail(-32600, "the tool " + name + " may not be called by apps (its visibility)");
+        const args = p.arguments && typeof p.arguments === "object" && !Array.isArray(p.arguments) ? p.arguments : {};
+        const answer = await request("tools/call", { name, arguments: args }, { id: "app-" + newId() }).catch((e) => ({ ok: false, error: e.message }));
+        return answer.ok ? reply(answer.result) : fail(rpcError(answer).code, rpcError(answer).message);
+      }
+      case "resources/read": {
+        const uri = typeof p.uri === "string" ? p.uri : "";
+        const answer = await request("resources/read", { uri }, { id: "app-" + newId() }).catch((e) => ({ ok: false, error: e.message }));
+        return answer.ok ? reply(answer.result) : fail(rpcError(answer).code, rpcError(answer).message);
+      }
+      case "ui/open-link": {
+        const url = typeof p.url === "string" ? p.url : "";
+        appNote(v, "The app asks to open ", isHttpUrl(url) ? link(url) : el("code", { text: url }), " (not opened by the inspector)");
+        return fail(-32000, "the inspector does not open links for apps; the link is shown to the user");
+      }
+      case "ui/message":
+        appNote(v, "The app sends a message: ", el("code", { text: safeJson(p) }));
+        return fail(-32000, "the inspector has no conversation to add a message to");
+      case "ui/update-model-context":
+        appNote(v, "The app updates the model context: ", el("code", { text: safeJson(p) }));
+        return reply({});
+      case "ui/request-display-mode":
+        return reply({ mode: "inline" });
+      default:
+        return fail(-32601, "Method not found: " + m.method);
+    }
+  }
+
+  function onAppNotification(v, m) {
+    const p = m.params && typeof m.params === "object" ? m.params : {};
+    switch (m.method) {
+      case "ui/notifications/initialized":
+        if (v.initialized) return;
+        v.initialized = true;
+        toApp(v, { method: "ui/notifications/tool-input", params: { arguments: v.args } });
+        deliver(v);
+        break;
+      case "ui/notifications/size-changed":
+        if (typeof p.height === "number" && Number.isFinite(p.height) && v.frame) v.frame.style.height = Math.min(Math.max(Math.round(p.height), 40), 2000) + "px";
+        break;
+      case "notifications/message":
+        appNote(v, el("span", { class: "badge", text: String(p.level) }), " " + (typeof p.data === "string" ? p.data : safeJson(p.data)));
+        break;
+      default:
+        // Logged with the messages; nothing else to do.
+        break;
+    }
+  }
+
+  window.addEventListener("message", (event) => {
+    const v = view;
+    // Only the frame of the app shown; anything else is ignored.
+    if (!v || !v.frame || !event.source || event.source !== v.frame.contentWindow) return;
+    const m = event.data;
+    if (!m || typeof m !== "object" || m.jsonrpc !== "2.0") { appLog(v, "in", "(not JSON-RPC 2.0) " + safeJson(m)); return; }
+    appLog(v, "in", m);
+    const hasId = m.id !== undefined && m.id !== null;
+    if (typeof m.method === "string") {
+      if (hasId) onAppRequest(v, m);
+      else onAppNotification(v, m);
+    } else if (hasId && v.pending.has(m.id)) {
+      const done = v.pending.get(m.id);
+      v.pending.delete(m.id);
+      done(m);
+    }
+  });
 
   // ---- resources ----
   async function listResources() {
@@ -664,7 +940,8 @@
       const timing = el("span", { class: "muted" });
       const responsePre = el("pre", { text: "(waiting)" });
       const httpBox = el("div", { class: "http" });
-      const li = el("li", {}, el("code", { text: method }), " ", state, " ", timing, " ", replay,
+      const fromApp = typeof data.id === "string" && data.id.startsWith("app-") ? el("span", { class: "badge", text: "from the app" }) : null;
+      const li = el("li", {}, el("code", { text: method }), " ", fromApp, " ", state, " ", timing, " ", replay,
         el("details", {}, el("summary", { text: "Raw JSON-RPC" }), el("h4", { text: "Request" }), el("pre", { text: json(data.request) }), el("h4", { text: "Response" }), responsePre, httpBox));
       historyItems.set(data.id, { state, timing, responsePre, httpBox });
       $("history").prepend(li);
@@ -836,6 +1113,7 @@
   async function start() {
     if (!token) { $("no-token").hidden = false; return; }
     events();
+    api("GET", "/api/health").then((h) => { inspectorVersion = String((h && h.version) || ""); }).catch(() => {});
     try {
       const state = await api("GET", "/api/state");
       $("roots").value = (state.roots || []).map((r) => r.uri).join("\n");

@@ -19,7 +19,11 @@
 //! - `POST /api/cancel` `{id}`: cancels a request in flight;
 //! - `POST /api/reply/{id}` `{result}` or `{error}`: answers a question of the server's;
 //! - `PUT /api/roots` `{roots: [{uri, name?}]}`: the roots offered to the server;
-//! - `GET /api/events`: the event stream (server-sent events).
+//! - `GET /api/events`: the event stream (server-sent events);
+//! - `POST /api/apps/frame` `{html, ui?}`: keeps an app's document (MCP Apps) and answers the
+//!   URL of its frame, `/apps/frame/{id}` (served without the token, with the policy built
+//!   from `ui`, its `_meta.ui`: see [`crate::apps`]), and `{csp, allow, permissions, approved,
+//!   dropped}`.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
@@ -98,6 +102,8 @@ pub(crate) struct Inner {
     wanted: Mutex<std::collections::HashSet<String>>,
     /// The HTTP exchanges of the requests in flight, by JSON-RPC id.
     http_log: Mutex<VecDeque<(String, Value)>>,
+    /// The documents of the apps' frames (MCP Apps).
+    views: crate::apps::Views,
 }
 
 /// A request of the page that waits to learn the JSON-RPC id the client gave it.
@@ -148,7 +154,7 @@ fn now_ms() -> u64 {
 }
 
 /// An error of the API itself (not of the server): a status and a message.
-struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(StatusCode, String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -161,7 +167,7 @@ fn bad_request(message: impl Into<String>) -> ApiError {
 }
 
 /// A JSON body, or a 400 that says what is wrong with it.
-struct Body<T>(T);
+pub(crate) struct Body<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequest<S> for Body<T> {
     type Rejection = ApiError;
@@ -208,6 +214,7 @@ impl AppState {
             claims: Mutex::new(VecDeque::new()),
             wanted: Mutex::new(std::collections::HashSet::new()),
             http_log: Mutex::new(VecDeque::new()),
+            views: crate::apps::Views::default(),
         }))
     }
 
@@ -217,6 +224,11 @@ impl AppState {
 
     pub(crate) fn allowed_hosts(&self) -> &[String] {
         &self.0.hosts
+    }
+
+    /// The documents of the apps' frames.
+    pub(crate) fn views(&self) -> &crate::apps::Views {
+        &self.0.views
     }
 
     pub(crate) fn shutdown_token(&self) -> CancellationToken {
@@ -248,6 +260,7 @@ impl AppState {
         self.0.schemas.lock().clear();
         self.0.wanted.lock().clear();
         self.0.http_log.lock().clear();
+        self.0.views.clear();
         for (_, listen) in self.0.listens.lock().drain() {
             listen.cancel();
         }
@@ -573,6 +586,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/api/reply/{id}", post(reply))
         .route("/api/roots", put(set_roots))
         .route("/api/events", get(events))
+        .route("/api/apps/frame", post(crate::apps::frame))
+        .route("/apps/frame/{id}", get(crate::apps::serve))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::guard))
         .with_state(state)

@@ -7,7 +7,10 @@
 //! schemas, with their icons and annotations), reads its resources, gets its prompts (the
 //! server's completions offered for template variables and prompt arguments), answers what it
 //! asks (elicitation, sampling, roots), follows its logs and notifications, and sees every
-//! message exchanged (and the HTTP headers of an HTTP server's). A server that answers 401 is
+//! message exchanged (and the HTTP headers of an HTTP server's). Its Apps tab hosts MCP Apps:
+//! an app tool's `ui://` interface in a frame sandboxed to scripts alone, under a CSP built
+//! from the resource's metadata, given the call's input and result, its own tool calls
+//! forwarded to the server. A server that answers 401 is
 //! authorized as the `mcp` command line does it (OAuth, the browser sent back to a loopback
 //! redirect; the tokens kept where the command line keeps them).
 //!
@@ -22,7 +25,10 @@
 //!   whose `Host` is not the inspector's address (421: DNS rebinding);
 //! - the page has a strict Content-Security-Policy (scripts only from itself, none inline),
 //!   and shows whatever a server sends as text (images only from `data:` URLs of an image
-//!   type, and a tool's icons from http(s) too).
+//!   type, and a tool's icons from http(s) too);
+//! - an app (MCP Apps) runs in `<iframe sandbox="allow-scripts">`, an opaque origin that can
+//!   neither read the page's token nor use the API, under a policy of its own whose origins
+//!   are checked one by one.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcpwire_inspector::InspectorError> {
@@ -39,6 +45,7 @@
 #![allow(clippy::result_large_err)]
 
 mod api;
+mod apps;
 mod assets;
 mod events;
 mod security;

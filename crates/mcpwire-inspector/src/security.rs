@@ -14,10 +14,12 @@ use crate::api::AppState;
 
 /// The page's Content-Security-Policy: everything from the inspector itself, no inline
 /// script or style; images and audio of results as `data:` URLs, and the icons of tools
-/// from http(s) too; no framing.
+/// from http(s) too; frames only of the inspector's (the apps', [`crate::apps`]); no framing
+/// of the page.
 pub(crate) const CSP: &str =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https: http:; \
-     media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+     media-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
 
 /// A fresh token: 256 random bits, hex.
 pub(crate) fn new_token() -> String {
@@ -70,16 +72,21 @@ fn refuse(status: StatusCode, message: &str) -> Response<Body> {
     response
 }
 
-/// Checks `Host`, `Origin` and, under `/api/`, the token; adds the security headers.
+/// Checks `Host`, `Origin` and, under `/api/`, the token; adds the security headers. An app's
+/// frame (under [`crate::apps::FRAME_PATH`]) keeps the policy it was served with (its own,
+/// whose `frame-ancestors` names the inspector), and may be framed.
 pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response<Body> {
+    let app_frame = request.uri().path().starts_with(crate::apps::FRAME_PATH);
     let mut response = match check(&state, &request) {
         Ok(()) => next.run(request).await,
         Err(refused) => refused,
     };
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    if !(app_frame && headers.contains_key(header::CONTENT_SECURITY_POLICY)) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response

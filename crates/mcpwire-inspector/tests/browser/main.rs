@@ -1,7 +1,8 @@
 //! The inspector end to end in a real headless Chromium, driven over WebDriver (fantoccini
 //! and chromedriver), against the reference server: `mcp serve` over stdio in both eras, and
 //! over HTTP; and `@modelcontextprotocol/server-everything` through `npx`, a legacy peer we
-//! did not write. Everything is found by its accessible name (tabs, buttons, labelled inputs,
+//! did not write; and the Apps tab hosting MCP Apps (the example app's interface, and the
+//! reference server's). Everything is found by its accessible name (tabs, buttons, labelled inputs,
 //! the dialog), as a user would. A screenshot of a failure is kept in
 //! target/inspector-screenshots/.
 //!
@@ -782,6 +783,167 @@ async fn browser_oauth_authorize_step() {
     .await;
     server.abort();
     assert!(TokenStore::new(&dir).list().len() == 1, "the token is kept");
+}
+
+/// The example app (crates/mcpwire/examples/app.rs): `roll_dice` and its interface, the
+/// example's own `app.html`, whose resource here declares a CSP (the example declares none),
+/// served over HTTP in this process. Each call's dice all show the call's number (1, 2, …), so
+/// that a roll the app asked for is told from the first.
+fn dice_server() -> mcpwire_server::Server {
+    use mcpwire_protocol::types::{CallToolResult, Tool};
+    use mcpwire_server::apps::{AppResource, AppTool, Csp};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const VIEW: &str = include_str!("../../../mcpwire/examples/app.html");
+    let calls = Arc::new(AtomicU32::new(0));
+    let schema = json!({"type": "object", "properties": {
+        "sides": {"type": "integer", "description": "Faces of each die"},
+        "count": {"type": "integer", "description": "How many dice"},
+    }});
+    let tool = Tool::new("roll_dice", "Rolls dice and shows them.", schema);
+    let roll = mcpwire_server::ToolDef::new(tool, move |args, _| {
+        let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            let count = args.get("count").and_then(serde_json::Value::as_u64).unwrap_or(1).clamp(1, 20) as usize;
+            let rolls = vec![n; count];
+            let mut result = CallToolResult::text(format!("call {n}: rolled {rolls:?}"));
+            result.structured_content = Some(json!({"rolls": rolls, "total": n as usize * count}));
+            Ok(result)
+        }
+    })
+    .app(AppTool::new("ui://dice/view.html"));
+    let view = AppResource::html("ui://dice/view.html", "dice-view", VIEW)
+        .title("Dice")
+        .csp(Csp::new().connect("https://api.example.com").resource("https://*.cdn.example.com"))
+        .prefers_border(true);
+    mcpwire_server::Server::builder("dice", "1.0").tool(roll).resource(view).build()
+}
+
+/// The Apps tab hosts the example app: its interface in a frame sandboxed to scripts alone
+/// (an opaque origin: the page's token out of reach) under the CSP of its metadata; the
+/// `ui/initialize` handshake, the call's input and result handed to the app, and the app's
+/// own `tools/call` forwarded to the server, answered, and listed in History.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_apps_tab_hosts_the_example_app() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let http = mcpwire_http::McpHttp::new(dice_server(), mcpwire_http::HttpConfig::default());
+    let server = tokio::spawn(http.serve(listener));
+    let inspector = Inspector::builder().build().await.expect("inspector");
+    run("apps", |c| async move {
+        let p = Page::open(c.clone(), &inspector).await?;
+        p.fill("", "Target", &format!("http://{addr}/mcp")).await?;
+        p.click("", "Connect").await?;
+        p.wait_text("server-name", "dice").await?;
+        p.tab("Apps").await?;
+        p.click("//*[@id='apps']", "roll_dice").await?;
+        p.wait_text("app-detail", "ui://dice/view.html").await?;
+        p.fill("//*[@id='app-detail']", "count", "3").await?;
+        p.click("//*[@id='app-detail']", "Call").await?;
+        p.wait_text("app-result", "call 1: rolled [1, 1, 1]").await?;
+        // The policy the inspector built, as the page shows it.
+        p.wait_text("app-csp", "connect-src https://api.example.com;").await?;
+        let frame = p.find("//*[@id='app-frame-holder']/iframe").await?;
+        let sandbox = frame.attr("sandbox").await.map_err(|e| e.to_string())?;
+        if sandbox.as_deref() != Some("allow-scripts") {
+            return Err(format!("the frame's sandbox is {sandbox:?}, not allow-scripts alone"));
+        }
+        // Into the app.
+        frame.enter_frame().await.map_err(|e| format!("into the frame: {e}"))?;
+        p.wait_text("status", "connected to mcpwire-inspector").await?;
+        p.wait_text("input", "\"count\": 3").await?;
+        p.wait_text("result", "call 1: rolled [1, 1, 1]").await?;
+        let dice = c.find_all(Locator::Css("#dice .die")).await.map_err(|e| e.to_string())?;
+        if dice.len() != 3 {
+            return Err(format!("the app shows {} dice, not 3", dice.len()));
+        }
+        let meta = c
+            .find(Locator::XPath("/html/head/meta[@http-equiv='Content-Security-Policy']"))
+            .await
+            .map_err(|e| format!("no CSP meta at the start of the app's head: {e}"))?;
+        let policy = meta.attr("content").await.map_err(|e| e.to_string())?.unwrap_or_default();
+        for part in
+            ["default-src 'none'", "connect-src https://api.example.com;", "img-src data: https://*.cdn.example.com;"]
+        {
+            if !policy.contains(part) {
+                return Err(format!("the app's CSP meta has no {part:?}: {policy}"));
+            }
+        }
+        let first = c
+            .find(Locator::XPath("/html/head/*[1]"))
+            .await
+            .map_err(|e| e.to_string())?
+            .attr("http-equiv")
+            .await
+            .map_err(|e| e.to_string())?;
+        if first.as_deref() != Some("Content-Security-Policy") {
+            return Err(format!("the CSP meta is not the first element of the head ({first:?})"));
+        }
+        // An opaque origin: the page's storage (its token) is out of reach.
+        let probe = "let s; try { s = String(sessionStorage.getItem('mcp-inspector-token')); } \
+                     catch (e) { s = 'blocked'; } return [String(window.origin), s];";
+        let seen = c.execute(probe, vec![]).await.map_err(|e| e.to_string())?;
+        if seen != json!(["null", "blocked"]) {
+            return Err(format!("the app's origin and storage: {seen}"));
+        }
+        // The app calls the tool through the host.
+        p.click("", "Roll again").await?;
+        p.wait_text("status", "rolled again through the host").await?;
+        p.wait_text("result", "call 2: rolled [2, 2, 2]").await?;
+        c.enter_parent_frame().await.map_err(|e| e.to_string())?;
+        // What went between the page and the app.
+        p.wait_text("app-log", "ui/initialize").await?;
+        p.wait_text("app-log", "ui/notifications/tool-input").await?;
+        p.wait_text("app-log", "ui/notifications/tool-result").await?;
+        // History: the app's call, marked as the app's.
+        p.tab("History").await?;
+        let from_app =
+            "//*[@id='history']/li[code[normalize-space()='tools/call'] and span[normalize-space()='from the app']]";
+        let entry = p.find(from_app).await?;
+        let start = Instant::now();
+        loop {
+            let text = entry.prop("textContent").await.map_err(|e| e.to_string())?.unwrap_or_default();
+            if text.contains("call 2: rolled [2, 2, 2]") {
+                break;
+            }
+            if start.elapsed() > WAIT {
+                return Err(format!("the app's call in History does not show its result: {text}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    })
+    .await;
+    server.abort();
+}
+
+/// The reference server's `test_app` through `mcp serve` (stdio): its interface, whose CSP
+/// declares two origins, gets the call's input and result.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_apps_reference_test_app() {
+    let inspector = Inspector::builder().target(Some(serve_target())).build().await.expect("inspector");
+    run("apps-reference", |c| async move {
+        let p = Page::open(c.clone(), &inspector).await?;
+        p.wait_text("revision", "2026-07-28").await?;
+        p.tab("Apps").await?;
+        p.click("//*[@id='apps']", "test_app").await?;
+        p.fill("//*[@id='app-detail']", "text", "shown by the app").await?;
+        p.click("//*[@id='app-detail']", "Call").await?;
+        p.wait_text("app-csp", "connect-src https://api.example.com;").await?;
+        let frame = p.find("//*[@id='app-frame-holder']/iframe").await?;
+        frame.enter_frame().await.map_err(|e| format!("into the frame: {e}"))?;
+        p.wait_text("input", "\"text\": \"shown by the app\"").await?;
+        p.wait_text("result", "\"text\": \"shown by the app\"").await?;
+        let meta = c
+            .find(Locator::XPath("/html/head/meta[@http-equiv='Content-Security-Policy']"))
+            .await
+            .map_err(|e| format!("no CSP meta in the app's head: {e}"))?;
+        let policy = meta.attr("content").await.map_err(|e| e.to_string())?.unwrap_or_default();
+        if !policy.contains("https://api.example.com") || !policy.contains("https://*.cdn.example.com") {
+            return Err(format!("the app's CSP meta lacks the declared origins: {policy}"));
+        }
+        Ok(())
+    })
+    .await;
 }
 
 /// The README's picture (docs/inspector.png), taken when `MCP_INSPECTOR_DOCS_SCREENSHOT`

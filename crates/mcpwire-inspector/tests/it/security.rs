@@ -156,6 +156,8 @@ async fn the_page_has_a_strict_csp_and_no_inline_script() {
     assert!(csp.contains("default-src 'none'"), "{csp}");
     assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{csp}");
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    // Frames (an MCP App's) only from the inspector: an app cannot navigate its frame away.
+    assert!(csp.contains("frame-src 'self'"), "{csp}");
     assert_eq!(page.header("x-content-type-options").as_deref(), Some("nosniff"));
     // Every script is a file of the inspector's; no inline handlers.
     let html = page.body.to_ascii_lowercase();
