@@ -61,6 +61,8 @@ pub(crate) struct Config {
     pub(crate) task_wait: Duration,
     /// Check structured tool results against the tools' output schemas.
     pub(crate) validate_outputs: bool,
+    /// The extensions declared besides tasks (`capabilities.extensions`), by id.
+    pub(crate) extensions: JsonObject,
     /// The layers around the sending of each typed request, if any.
     pub(crate) stack: Option<crate::middleware::ClientStack>,
 }
@@ -129,8 +131,13 @@ impl Config {
             // 2026-07-28: tasks are an extension the client declares on every request. (The
             // 2025-11-25 `tasks` capability describes a client that runs tasks for the server,
             // declared when asked for: requesting tasks needs no capability there.)
-            extensions: (self.tasks && version.is_modern())
-                .then(|| object(json!({ mcpwire_protocol::types::TASKS_EXTENSION: {} }))),
+            extensions: {
+                let mut extensions = self.extensions.clone();
+                if self.tasks && version.is_modern() {
+                    extensions.insert(mcpwire_protocol::types::TASKS_EXTENSION.into(), json!({}));
+                }
+                (!extensions.is_empty()).then_some(extensions)
+            },
             tasks: self.task_request_capability(version),
             ..ClientCapabilities::default()
         }
@@ -182,6 +189,7 @@ impl Client {
                 task_requests: false,
                 task_wait: Duration::from_secs(300),
                 validate_outputs: true,
+                extensions: JsonObject::new(),
                 stack: None,
             },
             layers: Default::default(),
@@ -380,6 +388,30 @@ impl ClientBuilder {
     /// switch: the client asks for them call by call.)
     pub fn tasks(mut self, enabled: bool) -> Self {
         self.config.tasks = enabled;
+        self
+    }
+
+    /// Declares an extension in the client's capabilities (`capabilities.extensions`), with
+    /// its settings (an object; anything else is declared as `{}`), in every revision: hosts
+    /// of the legacy era negotiate extensions such as MCP Apps in `initialize` all the same.
+    /// Declaring one again replaces its settings. The tasks extension is [`Self::tasks`].
+    ///
+    /// ```
+    /// use mcpwire_client::Client;
+    /// use mcpwire_protocol::types::{APPS_EXTENSION, APPS_MIME_TYPES, APP_MIME_TYPE};
+    ///
+    /// // A host that renders MCP Apps says so.
+    /// let client = Client::builder("my-host", "1.0.0")
+    ///     .extension(APPS_EXTENSION, serde_json::json!({ APPS_MIME_TYPES: [APP_MIME_TYPE] }))
+    ///     .build();
+    /// # let _ = client;
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        let settings = match settings {
+            Value::Object(settings) => Value::Object(settings),
+            _ => json!({}),
+        };
+        self.config.extensions.insert(id.into(), settings);
         self
     }
 

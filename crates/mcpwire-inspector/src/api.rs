@@ -43,7 +43,7 @@ use mcpwire_client::{CallToolOutcome, Client, ClientError, ClientSession, Era, E
 use mcpwire_protocol::method::Method;
 use mcpwire_protocol::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, LoggingLevel, Root,
-    SubscriptionFilter,
+    SubscriptionFilter, APPS_EXTENSION, APPS_MIME_TYPES, APP_MIME_TYPE,
 };
 use mcpwire_transport::child::ChildProcess;
 use mcpwire_transport::http::{AuthProvider, HttpExchange, HttpObserver};
@@ -472,6 +472,8 @@ fn build_client(state: &AppState, era: &str) -> Result<Client, ApiError> {
         .request_timeout(MAX_TIMEOUT * 24)
         .validate_outputs(false)
         .log_level(LoggingLevel::Debug)
+        // The Apps tab renders app tools' interfaces: a server may tailor its results to that.
+        .extension(APPS_EXTENSION, serde_json::json!({ APPS_MIME_TYPES: [APP_MIME_TYPE] }))
         .elicitation(move |params: ElicitParams| {
             let inner = elicit.upgrade();
             async move {

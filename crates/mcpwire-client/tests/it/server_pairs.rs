@@ -475,3 +475,57 @@ fn sampling_with_tools_is_declared_only_when_asked_and_where_it_exists() {
     );
     assert!(build(false).capabilities(ProtocolVersion::V2025_11_25).sampling.unwrap().is_empty());
 }
+
+/// A declared extension reaches the server in either era (MCP Apps, as a host declares it),
+/// beside the tasks extension when both are declared; a client that declares none has none.
+#[tokio::test(start_paused = true)]
+async fn declared_extensions_reach_the_server_in_either_era() {
+    use mcpwire_protocol::types::{APPS_EXTENSION, APPS_MIME_TYPES, APP_MIME_TYPE, TASKS_EXTENSION};
+    let server = mcpwire_server::Server::builder("s", "1").build();
+    server.add_tool(
+        mcpwire_protocol::types::Tool::new(
+            "extensions",
+            "The extensions the client declared",
+            json!({"type": "object"}),
+        ),
+        |_: mcpwire_protocol::types::JsonObject, ctx: mcpwire_server::Context| async move {
+            let declared = ctx.client_capabilities().extensions.clone().unwrap_or_default();
+            let mut ids: Vec<&String> = declared.keys().collect();
+            ids.sort();
+            let summary = format!("apps={} ids={ids:?}", ctx.client_supports_apps());
+            Ok(mcpwire_protocol::types::CallToolResult::text(summary))
+        },
+    );
+    let host = |version: Option<ProtocolVersion>| {
+        let builder = Client::builder("host", "1")
+            .extension(APPS_EXTENSION, json!({ APPS_MIME_TYPES: [APP_MIME_TYPE] }))
+            // Not an object: declared as `{}`.
+            .extension("example.com/other", json!("on"))
+            .tasks(true);
+        match version {
+            Some(v) => builder.protocol_version(v),
+            None => builder,
+        }
+        .build()
+    };
+    // Sorted, as the tool lists them.
+    let both = format!("{:?}", ["example.com/other", TASKS_EXTENSION, APPS_EXTENSION]);
+    let legacy = format!("{:?}", ["example.com/other", APPS_EXTENSION]);
+    for (client, era, expected) in [
+        (host(None), Era::Modern, format!("apps=true ids={both}")),
+        // The tasks extension is 2026-07-28's; the others are declared in `initialize` too.
+        (host(Some(ProtocolVersion::V2025_11_25)), Era::Legacy, format!("apps=true ids={legacy}")),
+        (host(Some(ProtocolVersion::V2025_03_26)), Era::Legacy, format!("apps=true ids={legacy}")),
+        (Client::builder("plain", "1").build(), Era::Modern, "apps=false ids=[]".to_owned()),
+    ] {
+        let session = connect(&client, &server).await;
+        assert_eq!(session.era(), era);
+        let result = session.call_tool("extensions", json!({})).await.unwrap();
+        assert_eq!(text(&result), expected, "{}", session.protocol_version());
+        session.close().await.unwrap();
+    }
+    assert_eq!(
+        host(None).capabilities(ProtocolVersion::V2025_06_18).extensions.unwrap()["example.com/other"],
+        json!({})
+    );
+}

@@ -800,12 +800,14 @@ fn dice_server() -> mcpwire_server::Server {
         "count": {"type": "integer", "description": "How many dice"},
     }});
     let tool = Tool::new("roll_dice", "Rolls dice and shows them.", schema);
-    let roll = mcpwire_server::ToolDef::new(tool, move |args, _| {
+    let roll = mcpwire_server::ToolDef::new(tool, move |args, ctx: mcpwire_server::Context| {
         let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
         async move {
             let count = args.get("count").and_then(serde_json::Value::as_u64).unwrap_or(1).clamp(1, 20) as usize;
             let rolls = vec![n; count];
-            let mut result = CallToolResult::text(format!("call {n}: rolled {rolls:?}"));
+            // As the example does: a host that declares MCP Apps shows the dice itself.
+            let host = if ctx.client_supports_apps() { "shown by the host" } else { "no apps host" };
+            let mut result = CallToolResult::text(format!("call {n}: rolled {rolls:?} ({host})"));
             result.structured_content = Some(json!({"rolls": rolls, "total": n as usize * count}));
             Ok(result)
         }
@@ -839,7 +841,8 @@ async fn browser_apps_tab_hosts_the_example_app() {
         p.wait_text("app-detail", "ui://dice/view.html").await?;
         p.fill("//*[@id='app-detail']", "count", "3").await?;
         p.click("//*[@id='app-detail']", "Call").await?;
-        p.wait_text("app-result", "call 1: rolled [1, 1, 1]").await?;
+        // The inspector declares the extension, so the server knows its results are rendered.
+        p.wait_text("app-result", "call 1: rolled [1, 1, 1] (shown by the host)").await?;
         // The policy the inspector built, as the page shows it.
         p.wait_text("app-csp", "connect-src https://api.example.com;").await?;
         let frame = p.find("//*[@id='app-frame-holder']/iframe").await?;
