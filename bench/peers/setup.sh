@@ -5,7 +5,7 @@
 #
 # Steps (each skippable):
 #   rmcp    cargo build --release --locked of bench/peers/rmcp  BENCH_SKIP_RMCP=1
-#           -> bench/peers/rmcp/target/release/rmcp-echo
+#           -> bench/peers/rmcp/target/release/rmcp-echo (and rmcp-client-load)
 #   ts      npm ci in bench/peers/ts                            BENCH_SKIP_TS=1
 #           -> bench/peers/ts/node_modules
 #   python  venv from bench/peers/python/requirements.txt       BENCH_SKIP_PYTHON=1
@@ -38,7 +38,9 @@ step_rmcp() {
     # whatever CARGO_TARGET_DIR the caller has.
     CARGO_TARGET_DIR="$PEERS/rmcp/target" \
         cargo build --release --locked --quiet --manifest-path "$PEERS/rmcp/Cargo.toml"
-    [ -x "$PEERS/rmcp/target/release/rmcp-echo" ] || die "rmcp: binary missing after build"
+    for bin in rmcp-echo rmcp-client-load; do
+        [ -x "$PEERS/rmcp/target/release/$bin" ] || die "rmcp: $bin missing after build"
+    done
     say "rmcp: ready: $PEERS/rmcp/target/release/rmcp-echo"
 }
 

@@ -7,6 +7,11 @@
 //! - [`serve_pipe`]: the same answers over newline-delimited JSON on stdin/stdout, with
 //!   blocking IO and a flush only when no more input is buffered.
 //!
+//! - [`serve_sse`]: a plain axum SSE broadcaster: `GET /sse` holds one Server-Sent Events
+//!   stream per connection, `POST /broadcast` sends one `notifications/resources/updated`
+//!   event to all of them through a tokio broadcast channel (the ceiling for
+//!   `mcpwire-bench streams`).
+//!
 //! `baseline-http` runs on tokio's multi-thread runtime, like the servers it is compared to
 //! (`mcp serve --http`, rmcp, axum applications); pinned to one core by the suite, it gets
 //! one worker thread, as they do.
@@ -115,6 +120,62 @@ pub fn serve_http(port: u16) -> Result<()> {
             let _ = tcp.set_nodelay(true);
         });
         let app = axum::Router::new().fallback(axum::routing::post(handle));
+        axum::serve(listener, app).await.context("HTTP server failed")
+    })
+}
+
+/// The event [`serve_sse`] broadcasts: the update `mcp serve` sends for the resource the
+/// streams benchmark subscribes to.
+pub const SSE_EVENT: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://watched-resource"}}"#;
+
+/// Serves the SSE broadcast baseline on 127.0.0.1:`port` until killed (multi-thread runtime,
+/// like [`serve_http`]). Prints `listening on http://127.0.0.1:PORT/sse` once bound.
+pub fn serve_sse(port: u16) -> Result<()> {
+    use axum::response::sse::{Event, Sse};
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use tokio::sync::broadcast;
+
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("cannot bind 127.0.0.1:{port}"))?;
+        let addr = listener.local_addr()?;
+        println!("listening on http://{addr}/sse");
+        std::io::stdout().flush().ok();
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let (tx, _) = broadcast::channel::<Arc<str>>(16);
+        let subscribe = tx.clone();
+        let app = axum::Router::new()
+            .route(
+                "/sse",
+                axum::routing::get(move || {
+                    let rx = subscribe.subscribe();
+                    async move {
+                        let events = futures::stream::unfold(rx, |mut rx| async move {
+                            loop {
+                                match rx.recv().await {
+                                    Ok(data) => return Some((Ok::<_, Infallible>(Event::default().data(&*data)), rx)),
+                                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                                    Err(broadcast::error::RecvError::Closed) => return None,
+                                }
+                            }
+                        });
+                        Sse::new(events)
+                    }
+                }),
+            )
+            .route(
+                "/broadcast",
+                axum::routing::post(move || {
+                    let sent = tx.send(Arc::from(SSE_EVENT)).unwrap_or(0);
+                    async move { sent.to_string() }
+                }),
+            );
         axum::serve(listener, app).await.context("HTTP server failed")
     })
 }

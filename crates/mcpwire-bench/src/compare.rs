@@ -157,6 +157,8 @@ mod tests {
                 command_line: String::new(),
             },
             servers: vec![server("mcp", ours), server(HTTP_BASELINE, baseline)],
+            client: None,
+            streams: None,
         }
     }
 

@@ -17,7 +17,12 @@
 //! 6. **Soak** ([`soak`]): a mixed load for a given time, the server's memory and open
 //!    descriptors sampled, judged flat (or not) after warm-up.
 //! 7. **Raw baselines** ([`baseline`]): a plain axum endpoint and a plain stdin/stdout loop
-//!    that answer the same messages with nothing but `serde_json`: the ceiling on a machine.
+//!    that answer the same messages with nothing but `serde_json`: the ceiling on a machine;
+//!    and a plain axum SSE broadcaster, the ceiling for 8.
+//! 8. **Many notification streams** ([`streams`]): memory per open `subscriptions/listen` (or
+//!    legacy GET) stream and the time to deliver one update to all of them.
+//! 9. **Our client against rmcp's** ([`client_load`]): calls/s and client CPU per call of a
+//!    driver built on each client library, on the same server.
 //!
 //! [`suite`] runs all of them against every server of `bench/servers.toml`, servers pinned to
 //! one CPU and the load generator to another, and [`report`] and [`chart`] write
@@ -27,6 +32,7 @@
 
 pub mod baseline;
 pub mod chart;
+pub mod client_load;
 pub mod compare;
 pub mod config;
 pub mod echo_server;
@@ -42,4 +48,5 @@ pub mod soak;
 pub mod spawn;
 pub mod stats;
 pub mod stdio_load;
+pub mod streams;
 pub mod suite;

@@ -9,7 +9,7 @@ use mcpwire_bench::soak::{self, Soak};
 use mcpwire_bench::spawn::{self, SpawnLoad};
 use mcpwire_bench::stdio_load::{self, StdioLoad};
 use mcpwire_bench::suite::{self, fmt_opt, SuiteOptions};
-use mcpwire_bench::{baseline, echo_server, mcp, report};
+use mcpwire_bench::{baseline, client_load, echo_server, mcp, report, streams};
 use serde::Serialize;
 
 /// The same allocator as `mcp` (mimalloc), so that the raw baselines served from this binary
@@ -206,6 +206,98 @@ enum Command {
     },
     /// The raw stdio baseline: newline-delimited JSON on stdin/stdout with serde_json.
     BaselinePipe,
+    /// The raw SSE broadcast baseline: axum on 127.0.0.1:PORT, `GET /sse` holds a stream,
+    /// `POST /broadcast` sends one event to every stream.
+    BaselineSse {
+        /// The port (0: any free port; the address is printed).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Our client against rmcp's on `mcp serve` (stdio and HTTP): calls/s, client and server
+    /// CPU per call, in alternating rounds; prints a table (or JSON).
+    Client {
+        /// Our server.
+        #[arg(long, default_value = "target/release/mcp")]
+        mcp: PathBuf,
+        /// rmcp's driver (skipped with a note when missing).
+        #[arg(long, default_value = "bench/peers/rmcp/target/release/rmcp-client-load")]
+        rmcp: PathBuf,
+        /// Transports.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "stdio,http")]
+        transports: Vec<client_load::Transport>,
+        /// Calls in flight.
+        #[arg(long, value_delimiter = ',', default_value = "1,64")]
+        inflight: Vec<usize>,
+        /// Eras.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "legacy,modern")]
+        eras: Vec<client_load::Era>,
+        /// Rounds (each client once per round).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Measured seconds per run.
+        #[arg(long, default_value_t = 3.0)]
+        duration: f64,
+        /// Warm-up seconds per run.
+        #[arg(long, default_value_t = 1.0)]
+        warmup: f64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The client-side driver of `client`: our client library against one server (HTTP URL
+    /// or stdio command), N calls in flight; prints JSON.
+    ClientLoad {
+        /// The MCP endpoint (HTTP); otherwise give the server command after `--`.
+        #[arg(long)]
+        url: Option<String>,
+        /// Calls in flight.
+        #[arg(long, default_value_t = 1)]
+        inflight: usize,
+        /// Measured seconds.
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Warm-up seconds.
+        #[arg(long, default_value_t = 1.0)]
+        warmup: f64,
+        /// The era.
+        #[arg(long, value_enum, default_value = "legacy")]
+        protocol: client_load::Era,
+        /// The server's pid (HTTP), for its CPU per call.
+        #[arg(long)]
+        server_pid: Option<u32>,
+        /// Pin the driver to this CPU.
+        #[arg(long)]
+        cpu: Option<usize>,
+        /// The server command (stdio).
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Many notification streams on one instance: memory per stream and the time to deliver
+    /// one update to all, for `subscriptions/listen` and legacy GET streams of `mcp serve
+    /// --http`, next to the raw axum SSE baseline; prints a table (or JSON).
+    Streams {
+        /// Our server.
+        #[arg(long, default_value = "target/release/mcp")]
+        mcp: PathBuf,
+        /// Streams per run.
+        #[arg(long, default_value_t = 10_000)]
+        count: usize,
+        /// Kinds of stream.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "listen,get,raw")]
+        kinds: Vec<streams::StreamKind>,
+        /// Rounds (each kind once per round).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Streams being opened at once.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// Seconds to wait after the last stream opened, before reading memory.
+        #[arg(long, default_value_t = 1.0)]
+        settle: f64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// An MCP server of one `echo` tool, typed (`#[tool]`) or raw (a closure over JSON), on
     /// stdio or, with --port, Streamable HTTP: what typed authoring costs.
     EchoServer {
@@ -260,6 +352,62 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::BaselineHttp { port } => baseline::serve_http(port),
         Command::BaselinePipe => baseline::serve_pipe(),
+        Command::BaselineSse { port } => baseline::serve_sse(port),
+        Command::Client { mcp, rmcp, transports, inflight, eras, rounds, duration, warmup, json } => {
+            let opts = client_load::CompareOptions {
+                mcp,
+                ours: std::env::current_exe().context("cannot find this binary")?,
+                rmcp,
+                transports,
+                inflight,
+                eras,
+                rounds,
+                warmup: secs(warmup, "warmup")?,
+                duration: secs(duration, "duration")?,
+                cpus: process::pinning_plan(),
+                logs: PathBuf::from("target/bench-logs"),
+            };
+            let r = runtime()?.block_on(client_load::compare(&opts))?;
+            print(json, &r, client_load::table)
+        }
+        Command::ClientLoad { url, inflight, duration, warmup, protocol, server_pid, cpu, command } => {
+            pin(cpu)?;
+            if url.is_some() != command.is_empty() {
+                bail!("give either --url or a server command after --");
+            }
+            let opts = client_load::DriverOptions {
+                url,
+                command,
+                inflight,
+                warmup: secs(warmup, "warmup")?,
+                duration: secs(duration, "duration")?,
+                era: protocol,
+                server_pid,
+            };
+            let r = runtime()?.block_on(client_load::drive(&opts))?;
+            println!("{}", serde_json::to_string(&r)?);
+            Ok(())
+        }
+        Command::Streams { mcp, count, kinds, rounds, concurrency, settle, json } => {
+            let cpus = process::pinning_plan();
+            if let Some((_, generator)) = cpus {
+                process::pin_current_thread(generator)?;
+            }
+            let opts = streams::StreamsOptions {
+                mcp,
+                bench: std::env::current_exe().context("cannot find this binary")?,
+                count,
+                kinds,
+                rounds,
+                concurrency,
+                settle: secs(settle, "settle")?,
+                timeout: Duration::from_secs(120),
+                cpus,
+                logs: PathBuf::from("target/bench-logs"),
+            };
+            let r = runtime()?.block_on(streams::run(&opts))?;
+            print(json, &r, streams::table)
+        }
         Command::EchoServer { style, port, layers } => echo_server::serve(style, port, layers),
         Command::Suite { config, out, docs, root, runs, duration, warmup, smoke, only } => {
             let mut opts = if smoke { SuiteOptions::smoke() } else { SuiteOptions::full() };

@@ -91,7 +91,9 @@ pub fn markdown(results: &SuiteResults, charts: &[String], previous: Option<&Sui
         md,
         "\nOne measurement against any server: `mcpwire-bench http --url URL --mode sessions|stateless --clients N \
          --pid PID`, `mcpwire-bench sessions --url URL --count N --pid PID`, `mcpwire-bench stdio --inflight N -- CMD...`, \
-         `mcpwire-bench spawn -- CMD...` (add `--json` for machine-readable output).\n"
+         `mcpwire-bench spawn -- CMD...`, `mcpwire-bench client --mcp MCP` (our client against rmcp's), \
+         `mcpwire-bench streams --mcp MCP --count N` (notification streams) (add `--json` for machine-readable \
+         output).\n"
     );
     md.push_str(&tables(results, charts));
     if let Some(previous) = previous {
@@ -139,6 +141,18 @@ one core of server does.
   serves one mode for one round), then spawn to first call of every server in one last round;
   so the machine's drift during the suite spreads over all servers instead of shifting the
   ratios between them.
+- **Our client against rmcp's** (`mcpwire-bench client`): a driver process per client library
+  (`mcpwire-bench client-load`, and `rmcp-client-load` from `bench/peers/rmcp`), each on one
+  tokio thread pinned to the load generator's CPU, connects to `mcp serve` (pinned to the
+  server's CPU), does the handshake (`initialize` at 2025-11-25, or `server/discover` then
+  2026-07-28 requests), and calls `echo` with 1 or 64 calls in flight; client CPU per call is
+  the driver's `getrusage`, server CPU per call the server's `/proc` counters.
+- **Notification streams** (`mcpwire-bench streams`): N streams, one connection each, of
+  2026-07-28 `subscriptions/listen` and of legacy `GET /mcp` (after `initialize` and
+  `resources/subscribe`) on `mcp serve --http`, and of `GET /sse` on a raw axum SSE
+  broadcaster (`mcpwire-bench baseline-sse`); KiB per stream is the server's RSS growth ÷ N,
+  the delivery time runs from the trigger (`tools/call` of `test_touch_resource`, or
+  `POST /broadcast`) to the last stream's event.
 - **Baselines**: `baseline-axum` is a plain axum POST endpoint that parses the JSON-RPC body
   with serde_json and answers the same shapes (tokio multi-thread runtime, like the servers);
   `baseline-pipe` does the same over stdin/stdout. They are the ceiling on this machine;
@@ -251,6 +265,31 @@ pub fn tables(results: &SuiteResults, charts: &[String]) -> String {
                 );
             }
         }
+        md.push('\n');
+    }
+
+    if let Some(client) = &results.client {
+        let _ = writeln!(md, "## Our client against rmcp's client (on `mcp serve`)\n");
+        let _ = writeln!(
+            md,
+            "The same driver written with each client library calls `echo` on `mcp serve` (stdio: the driver starts \
+             it; HTTP: `mcp serve --http`), {} round(s) of {} s per figure, the two clients alternating. Goal \
+             (issue 30): at least 1.5× rmcp's calls/s, and client CPU per call at most the server's.\n",
+            client.rounds, client.duration_s
+        );
+        md.push_str(&crate::client_load::table(client));
+        md.push('\n');
+    }
+    if let Some(streams) = &results.streams {
+        let _ = writeln!(md, "## {} notification streams on one instance\n", streams.count);
+        let _ = writeln!(
+            md,
+            "Memory per open stream (server RSS growth ÷ streams) and the time from one trigger to the last stream \
+             receiving `notifications/resources/updated`, median of {} round(s). Goal (issue 30): at least 0.8× the \
+             raw axum SSE broadcast's rate, and at most 8 KiB per stream.\n",
+            streams.rounds
+        );
+        md.push_str(&crate::streams::table(streams));
         md.push('\n');
     }
 

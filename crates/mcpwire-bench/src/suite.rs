@@ -1,6 +1,7 @@
 //! The suite: every measurement against every server of `bench/servers.toml`, each figure
 //! the median of several runs, written to `results.json`, `BENCHMARKS.md` and SVG charts.
 
+use crate::client_load::{self, ClientResults, CompareOptions};
 use crate::config::{self, ServerSpec};
 use crate::http_load::{self, HttpLoad, HttpResult, Mode};
 use crate::machine::{self, MachineInfo};
@@ -9,6 +10,7 @@ use crate::sessions::{self, SessionsLoad, SessionsResult};
 use crate::spawn::{self, SpawnLoad, SpawnResult};
 use crate::stats::{median_of, LatencySummary};
 use crate::stdio_load::{self, StdioLoad, StdioResult};
+use crate::streams::{self, StreamKind, StreamsOptions, StreamsResults};
 use crate::{chart, mcp, report};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,10 @@ pub struct SuiteOptions {
     pub smoke: bool,
     /// The command line that started the suite, for the report.
     pub command_line: String,
+    /// Streams per run of the notification streams measurement.
+    pub stream_count: usize,
+    /// Measured window of each client comparison run.
+    pub client_duration: Duration,
 }
 
 impl SuiteOptions {
@@ -72,6 +78,8 @@ impl SuiteOptions {
             only: None,
             smoke: false,
             command_line: String::new(),
+            stream_count: 10_000,
+            client_duration: Duration::from_secs(3),
         }
     }
 
@@ -87,6 +95,8 @@ impl SuiteOptions {
             session_counts: vec![200],
             spawn_repeat: 3,
             smoke: true,
+            stream_count: 200,
+            client_duration: Duration::from_millis(500),
             ..Self::full()
         }
     }
@@ -211,6 +221,13 @@ pub struct SuiteResults {
     pub settings: Settings,
     /// Per server, in the servers file's order.
     pub servers: Vec<ServerResults>,
+    /// Our client against rmcp's on our server ([`client_load`]), when our server ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientResults>,
+    /// Many notification streams on our server and the raw SSE baseline ([`streams`]), when
+    /// our server ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsResults>,
 }
 
 impl SuiteResults {
@@ -282,6 +299,8 @@ pub async fn run(opts: &SuiteOptions, pinning: Pinning) -> Result<SuiteResults> 
             command_line: opts.command_line.clone(),
         },
         servers: Vec::new(),
+        client: None,
+        streams: None,
     };
     // Server output goes under target/, never into the results directory.
     let logs = root.join("target").join("bench-logs");
@@ -303,8 +322,77 @@ pub async fn run(opts: &SuiteOptions, pinning: Pinning) -> Result<SuiteResults> 
         results.servers.push(r);
     }
     measure_interleaved(&mut measured, &mut results.servers, opts.runs).await;
+    if let Some(spec) = selected.iter().find(|s| s.name == report::OUR_SERVER) {
+        measure_ours_more(spec, opts, &root, &logs, cpus, &mut results).await;
+    }
     write_outputs(&results, opts)?;
     Ok(results)
+}
+
+/// rmcp's client-side driver, relative to the repository root.
+pub const RMCP_CLIENT_DRIVER: &str = "bench/peers/rmcp/target/release/rmcp-client-load";
+
+/// Our client against rmcp's, and many notification streams, on our server (its program is
+/// the first word of its stdio or HTTP command). A failure is recorded in its errors.
+async fn measure_ours_more(
+    spec: &ServerSpec,
+    opts: &SuiteOptions,
+    root: &Path,
+    logs: &Path,
+    cpus: Option<(usize, usize)>,
+    results: &mut SuiteResults,
+) {
+    let Some(program) = spec.stdio.as_ref().or(spec.http_stateless.as_ref()).and_then(|c| c.first()) else { return };
+    let mcp = root.join(program);
+    let this = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            progress(format!("cannot find this binary: {e}"));
+            return;
+        }
+    };
+    progress(format!("our client against rmcp's on {}", spec.name));
+    let client = CompareOptions {
+        mcp: mcp.clone(),
+        ours: this.clone(),
+        rmcp: root.join(RMCP_CLIENT_DRIVER),
+        transports: vec![client_load::Transport::Stdio, client_load::Transport::Http],
+        inflight: vec![1, 64],
+        eras: vec![client_load::Era::Legacy, client_load::Era::Modern],
+        rounds: opts.runs,
+        warmup: if opts.smoke { Duration::from_millis(200) } else { opts.warmup },
+        duration: opts.client_duration,
+        cpus,
+        logs: logs.to_path_buf(),
+    };
+    match client_load::compare(&client).await {
+        Ok(r) => results.client = Some(r),
+        Err(e) => push_error(results, &spec.name, format!("client comparison: {e:#}")),
+    }
+    progress(format!("{} notification streams on {} and the raw SSE baseline", opts.stream_count, spec.name));
+    let stream_opts = StreamsOptions {
+        mcp,
+        bench: this,
+        count: opts.stream_count,
+        kinds: vec![StreamKind::Listen, StreamKind::Get, StreamKind::Raw],
+        rounds: opts.runs,
+        concurrency: 64,
+        settle: if opts.smoke { Duration::from_millis(300) } else { Duration::from_secs(1) },
+        timeout: Duration::from_secs(120),
+        cpus,
+        logs: logs.to_path_buf(),
+    };
+    match streams::run(&stream_opts).await {
+        Ok(r) => results.streams = Some(r),
+        Err(e) => push_error(results, &spec.name, format!("notification streams: {e:#}")),
+    }
+}
+
+fn push_error(results: &mut SuiteResults, server: &str, e: String) {
+    progress(format!("{server}: {e}"));
+    if let Some(r) = results.servers.iter_mut().find(|r| r.name == server) {
+        r.errors.push(e);
+    }
 }
 
 fn setup_hint(spec: &ServerSpec) -> String {
