@@ -949,6 +949,53 @@ async fn browser_apps_reference_test_app() {
     .await;
 }
 
+/// The example app itself (`cargo run -p mcpwire --example app`, built by scripts/test's build
+/// step beside `mcp`: target/<profile>/examples/app) over stdio in the Apps tab: its real
+/// `roll_dice`, which says in its text whether the client renders apps, and its own interface
+/// rolling again through the host.
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_apps_tab_runs_the_example_binary() {
+    let example = mcp_bin().parent().expect("a directory").join("examples").join("app");
+    assert!(
+        example.exists(),
+        "{} is missing: build the examples first (cargo build --profile test-release -p mcpwire --examples)",
+        example.display()
+    );
+    let target = Target::parse(&format!("'{}'", example.display())).expect("a command line");
+    let inspector = Inspector::builder().target(Some(target)).build().await.expect("inspector");
+    run("apps-example", |c| async move {
+        let p = Page::open(c.clone(), &inspector).await?;
+        p.wait_text("server-name", "dice").await?;
+        p.tab("Apps").await?;
+        p.click("//*[@id='apps']", "roll_dice").await?;
+        p.fill("//*[@id='app-detail']", "count", "4").await?;
+        p.fill("//*[@id='app-detail']", "sides", "2").await?;
+        p.click("//*[@id='app-detail']", "Call").await?;
+        // The inspector declares MCP Apps, so the example does not add its line for hosts that
+        // do not render them.
+        p.wait_text("app-result", "Rolled 4d2: [").await?;
+        let text = p.find("//*[@id='app-result']").await?.text().await.map_err(|e| e.to_string())?;
+        if text.contains("would show the dice") {
+            return Err(format!("the example saw a client without MCP Apps: {text}"));
+        }
+        let frame = p.find("//*[@id='app-frame-holder']/iframe").await?;
+        frame.enter_frame().await.map_err(|e| format!("into the frame: {e}"))?;
+        p.wait_text("status", "connected to mcpwire-inspector").await?;
+        p.wait_text("input", "\"count\": 4").await?;
+        let dice = c.find_all(Locator::Css("#dice .die")).await.map_err(|e| e.to_string())?;
+        if dice.len() != 4 {
+            return Err(format!("the app shows {} dice, not 4", dice.len()));
+        }
+        p.click("", "Roll again").await?;
+        p.wait_text("status", "rolled again through the host").await?;
+        c.enter_parent_frame().await.map_err(|e| e.to_string())?;
+        p.tab("History").await?;
+        p.wait_text("history", "from the app").await?;
+        Ok(())
+    })
+    .await;
+}
+
 /// The README's picture (docs/inspector.png), taken when `MCP_INSPECTOR_DOCS_SCREENSHOT`
 /// names the file to write: `mcp serve` (found on PATH, so that no path of this machine
 /// shows), a call of `add` with its structured content checked.
