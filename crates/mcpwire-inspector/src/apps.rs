@@ -121,7 +121,7 @@ pub(crate) fn policy(ui: Option<&Value>, ancestors: &[String]) -> Policy {
             Some(Value::Array(items)) => {
                 for item in items {
                     let checked = match item.as_str() {
-                        Some(text) => check_origin(text),
+                        Some(text) => mcpwire_protocol::types::csp_origin(text),
                         None => Err("it is not a string"),
                     };
                     match checked {
@@ -197,50 +197,6 @@ pub(crate) fn policy(ui: Option<&Value>, ancestors: &[String]) -> Policy {
         permissions: Value::Object(granted),
         dropped,
     }
-}
-
-/// The origin `text` as it goes into a policy (`scheme://host[:port]`, lower case, no
-/// trailing `/`), or why it cannot: anything but http, https, ws and wss origins (the host
-/// possibly `*.`-prefixed) is refused, and so, first, is any character an origin cannot have
-/// (quotes, semicolons, spaces, commas: what would change the policy).
-pub(crate) fn check_origin(text: &str) -> Result<String, &'static str> {
-    if text.len() > 300 {
-        return Err("it is too long");
-    }
-    if !text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'/' | b'*')) {
-        return Err("it has characters an origin cannot have");
-    }
-    let lower = text.to_ascii_lowercase();
-    let Some((scheme, rest)) = lower.split_once("://") else { return Err("it has no scheme (https://)") };
-    if !matches!(scheme, "https" | "http" | "wss" | "ws") {
-        return Err("its scheme is not https, http, wss or ws");
-    }
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let (host, port) = match rest.rsplit_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (rest, None),
-    };
-    if let Some(port) = port {
-        if port.is_empty()
-            || port.len() > 5
-            || !port.bytes().all(|b| b.is_ascii_digit())
-            || port.parse::<u32>().map_or(true, |p| p > 65535)
-        {
-            return Err("its port is not a number");
-        }
-    }
-    let bare = host.strip_prefix("*.").unwrap_or(host);
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.len() <= 63
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    };
-    if bare.is_empty() || !bare.split('.').all(label_ok) {
-        return Err("its host is not a domain name (letters, digits, - and . only; no path)");
-    }
-    Ok(format!("{scheme}://{rest}"))
 }
 
 /// `html` with `<meta http-equiv="Content-Security-Policy">` at the start of its head (made
@@ -321,32 +277,6 @@ pub(crate) async fn serve(State(state): State<AppState>, Path(id): Path<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn origins() {
-        assert_eq!(check_origin("https://API.example.com/"), Ok("https://api.example.com".into()));
-        assert_eq!(check_origin("https://*.cdn.example.com"), Ok("https://*.cdn.example.com".into()));
-        assert_eq!(check_origin("wss://live.example.com:8443"), Ok("wss://live.example.com:8443".into()));
-        assert_eq!(check_origin("http://localhost:3000"), Ok("http://localhost:3000".into()));
-        for bad in [
-            "https://a.com; script-src *",
-            "https://a.com 'unsafe-eval'",
-            "'self'",
-            "*",
-            "https://*",
-            "data:",
-            "javascript://x",
-            "https://a.com/path",
-            "https://a.com:99999",
-            "https://a.com,https://b.com",
-            "https://a..com",
-            "https://",
-            "a.com",
-            "https://a.com\"",
-        ] {
-            assert!(check_origin(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn default_policy() {

@@ -77,7 +77,7 @@ impl Csp {
     pub(crate) fn check(&self, uri: &str) -> Result<(), AppError> {
         for (directive, origins) in self.lists() {
             for origin in origins {
-                if let Err(reason) = check_origin(origin) {
+                if let Err(reason) = mcpwire_protocol::types::csp_origin(origin) {
                     let origin = origin.clone();
                     return Err(AppError::MalformedOrigin { uri: uri.to_owned(), directive, origin, reason });
                 }
@@ -85,36 +85,6 @@ impl Csp {
         }
         Ok(())
     }
-}
-
-/// Why `origin` is not `scheme://host[:port]` (host possibly `*.`-prefixed), if it is not.
-fn check_origin(origin: &str) -> Result<(), &'static str> {
-    let Some((scheme, rest)) = origin.split_once("://") else { return Err("it has no scheme (`https://`)") };
-    if !matches!(scheme, "https" | "http" | "wss" | "ws") {
-        return Err("its scheme is not https, http, wss or ws");
-    }
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let (host, port) = match rest.rsplit_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (rest, None),
-    };
-    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
-        return Err("its port is not a number");
-    }
-    let host = host.strip_prefix("*.").unwrap_or(host);
-    if host.is_empty() {
-        return Err("it has no host");
-    }
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    };
-    if !host.split('.').all(label_ok) {
-        return Err("its host is not a domain name (nothing but letters, digits, `-` and `.`; no path)");
-    }
-    Ok(())
 }
 
 /// The sandbox permissions an app asks for; the host decides whether to grant them. None by
@@ -229,34 +199,6 @@ impl ResourceUi {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn origins() {
-        for good in [
-            "https://api.example.com",
-            "https://*.example.com",
-            "http://localhost:8080",
-            "wss://live.example.com/",
-            "https://a-b.example.co.uk:443",
-        ] {
-            assert_eq!(check_origin(good), Ok(()), "{good}");
-        }
-        for (bad, why) in [
-            ("api.example.com", "no scheme"),
-            ("ftp://example.com", "scheme"),
-            ("https://", "no host"),
-            ("https://example.com/path", "not a domain"),
-            ("https://example.com:port", "port"),
-            ("https://exa mple.com", "not a domain"),
-            ("https://example.com; script-src *", "not a domain"),
-            ("https://*", "not a domain"),
-            ("https://*.", "no host"),
-            ("https://-x.com", "not a domain"),
-        ] {
-            let reason = check_origin(bad).unwrap_err();
-            assert!(reason.contains(why), "{bad}: {reason}");
-        }
-    }
 
     #[test]
     fn written_in_camel_case() {
