@@ -107,20 +107,25 @@ async fn handle(body: Bytes) -> Response {
 /// Serves the HTTP baseline on 127.0.0.1:`port` (0 picks a free port) until killed. Prints
 /// `listening on http://127.0.0.1:PORT/mcp` on stdout once bound.
 pub fn serve_http(port: u16) -> Result<()> {
+    serve_axum(port, "/mcp", || axum::Router::new().fallback(axum::routing::post(handle)))
+}
+
+/// Serves `app` on 127.0.0.1:`port` (0 picks a free port) on a multi-thread runtime, until
+/// killed; prints `listening on http://ADDR{path}` on stdout once bound.
+fn serve_axum(port: u16, path: &str, app: impl FnOnce() -> axum::Router) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .with_context(|| format!("cannot bind 127.0.0.1:{port}"))?;
         let addr = listener.local_addr()?;
-        println!("listening on http://{addr}/mcp");
+        println!("listening on http://{addr}{path}");
         std::io::stdout().flush().ok();
         // TCP_NODELAY, as `mcp serve --http` sets it: no Nagle delay on small answers.
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let app = axum::Router::new().fallback(axum::routing::post(handle));
-        axum::serve(listener, app).await.context("HTTP server failed")
+        axum::serve(listener, app()).await.context("HTTP server failed")
     })
 }
 
@@ -137,20 +142,10 @@ pub fn serve_sse(port: u16) -> Result<()> {
     use std::sync::Arc;
     use tokio::sync::broadcast;
 
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-            .await
-            .with_context(|| format!("cannot bind 127.0.0.1:{port}"))?;
-        let addr = listener.local_addr()?;
-        println!("listening on http://{addr}/sse");
-        std::io::stdout().flush().ok();
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+    serve_axum(port, "/sse", || {
         let (tx, _) = broadcast::channel::<Arc<str>>(16);
         let subscribe = tx.clone();
-        let app = axum::Router::new()
+        axum::Router::new()
             .route(
                 "/sse",
                 axum::routing::get(move || {
@@ -175,8 +170,7 @@ pub fn serve_sse(port: u16) -> Result<()> {
                     let sent = tx.send(Arc::from(SSE_EVENT)).unwrap_or(0);
                     async move { sent.to_string() }
                 }),
-            );
-        axum::serve(listener, app).await.context("HTTP server failed")
+            )
     })
 }
 
