@@ -29,6 +29,11 @@ use rand::RngCore;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use mcpwire_protocol::types::{
+    csp_origin, CSP_BASE_URI_DOMAINS, CSP_CONNECT_DOMAINS, CSP_FRAME_DOMAINS, CSP_RESOURCE_DOMAINS, PERMISSION_CAMERA,
+    PERMISSION_CLIPBOARD_WRITE, PERMISSION_GEOLOCATION, PERMISSION_MICROPHONE,
+};
+
 use crate::api::{AppState, Body};
 
 /// How many frames are kept (the older ones answer 404).
@@ -88,20 +93,30 @@ pub(crate) struct Policy {
     pub dropped: Vec<Value>,
 }
 
-/// The lists of `_meta.ui.csp`, with the directives each one opens.
-const LISTS: [(&str, &[&str]); 4] = [
-    ("connectDomains", &["connect-src"]),
-    ("resourceDomains", &["script-src", "style-src", "img-src", "font-src", "media-src"]),
-    ("frameDomains", &["frame-src"]),
-    ("baseUriDomains", &["base-uri"]),
+/// The lists of `_meta.ui.csp`.
+const LISTS: [&str; 4] = [CSP_CONNECT_DOMAINS, CSP_RESOURCE_DOMAINS, CSP_FRAME_DOMAINS, CSP_BASE_URI_DOMAINS];
+
+/// The frame's directives besides `default-src 'none'`: each one's own sources, and the list
+/// whose origins it adds (if any).
+const DIRECTIVES: [(&str, &str, Option<&str>); 10] = [
+    ("script-src", "'unsafe-inline'", Some(CSP_RESOURCE_DOMAINS)),
+    ("style-src", "'unsafe-inline'", Some(CSP_RESOURCE_DOMAINS)),
+    ("img-src", "data:", Some(CSP_RESOURCE_DOMAINS)),
+    ("font-src", "data:", Some(CSP_RESOURCE_DOMAINS)),
+    ("media-src", "data:", Some(CSP_RESOURCE_DOMAINS)),
+    ("connect-src", "", Some(CSP_CONNECT_DOMAINS)),
+    ("frame-src", "", Some(CSP_FRAME_DOMAINS)),
+    ("base-uri", "", Some(CSP_BASE_URI_DOMAINS)),
+    ("object-src", "", None),
+    ("form-action", "", None),
 ];
 
 /// The permissions the extension names, with their Permissions Policy feature.
 const PERMISSIONS: [(&str, &str); 4] = [
-    ("camera", "camera"),
-    ("microphone", "microphone"),
-    ("geolocation", "geolocation"),
-    ("clipboardWrite", "clipboard-write"),
+    (PERMISSION_CAMERA, "camera"),
+    (PERMISSION_MICROPHONE, "microphone"),
+    (PERMISSION_GEOLOCATION, "geolocation"),
+    (PERMISSION_CLIPBOARD_WRITE, "clipboard-write"),
 ];
 
 /// Builds the policy of a frame from an app resource's `_meta.ui` (`ui`, maybe absent or not
@@ -114,14 +129,14 @@ pub(crate) fn policy(ui: Option<&Value>, ancestors: &[String]) -> Policy {
     }
     let mut approved = Map::new();
     let mut taken: Vec<(&str, Vec<String>)> = Vec::new();
-    for (list, _) in LISTS {
+    for list in LISTS {
         let mut origins: Vec<String> = Vec::new();
         match csp.and_then(|c| c.get(list)) {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) => {
                 for item in items {
                     let checked = match item.as_str() {
-                        Some(text) => mcpwire_protocol::types::csp_origin(text),
+                        Some(text) => csp_origin(text),
                         None => Err("it is not a string"),
                     };
                     match checked {
@@ -142,28 +157,13 @@ pub(crate) fn policy(ui: Option<&Value>, ancestors: &[String]) -> Policy {
         taken.push((list, origins));
     }
     let of = |list: &str| taken.iter().find(|(l, _)| *l == list).map(|(_, o)| o.join(" ")).unwrap_or_default();
-    let with = |base: &str, list: &str| {
-        let extra = of(list);
-        let joined = [base, extra.as_str()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-        if joined.is_empty() {
-            "'none'".to_owned()
-        } else {
-            joined
-        }
-    };
-    let directives = [
-        "default-src 'none'".to_owned(),
-        format!("script-src {}", with("'unsafe-inline'", "resourceDomains")),
-        format!("style-src {}", with("'unsafe-inline'", "resourceDomains")),
-        format!("img-src {}", with("data:", "resourceDomains")),
-        format!("font-src {}", with("data:", "resourceDomains")),
-        format!("media-src {}", with("data:", "resourceDomains")),
-        format!("connect-src {}", with("", "connectDomains")),
-        format!("frame-src {}", with("", "frameDomains")),
-        format!("base-uri {}", with("", "baseUriDomains")),
-        "object-src 'none'".to_owned(),
-        "form-action 'none'".to_owned(),
-    ];
+    let directives: Vec<String> = std::iter::once("default-src 'none'".to_owned())
+        .chain(DIRECTIVES.iter().map(|(name, base, list)| {
+            let extra = list.map(of).unwrap_or_default();
+            let sources = [*base, extra.as_str()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+            format!("{name} {}", if sources.is_empty() { "'none'" } else { &sources })
+        }))
+        .collect();
     let meta = directives.join("; ");
     let ancestors: Vec<String> = ancestors.iter().map(|h| format!("http://{h}")).collect();
     let header = format!(

@@ -21,6 +21,25 @@ pub const UI_RESOURCE_URI_META: &str = "ui/resourceUri";
 /// of app resources.
 pub const APPS_MIME_TYPES: &str = "mimeTypes";
 
+/// The members of an app resource's `_meta.ui.csp`: the origins it may reach, by kind (network
+/// requests; images, scripts, styles, fonts and media; nested frames; the base URI).
+pub const CSP_CONNECT_DOMAINS: &str = "connectDomains";
+/// See [`CSP_CONNECT_DOMAINS`].
+pub const CSP_RESOURCE_DOMAINS: &str = "resourceDomains";
+/// See [`CSP_CONNECT_DOMAINS`].
+pub const CSP_FRAME_DOMAINS: &str = "frameDomains";
+/// See [`CSP_CONNECT_DOMAINS`].
+pub const CSP_BASE_URI_DOMAINS: &str = "baseUriDomains";
+
+/// The sandbox permissions an app resource may ask for (members of `_meta.ui.permissions`).
+pub const PERMISSION_CAMERA: &str = "camera";
+/// See [`PERMISSION_CAMERA`].
+pub const PERMISSION_MICROPHONE: &str = "microphone";
+/// See [`PERMISSION_CAMERA`].
+pub const PERMISSION_GEOLOCATION: &str = "geolocation";
+/// See [`PERMISSION_CAMERA`].
+pub const PERMISSION_CLIPBOARD_WRITE: &str = "clipboardWrite";
+
 /// Checks one origin of an app resource's CSP lists (`connectDomains`, `resourceDomains`, …):
 /// `scheme://host[:port]`, the scheme `https`, `http`, `wss` or `ws`, the host a domain name
 /// (possibly `*.`-prefixed), no path. Returns it lowercased and without a trailing `/`, or why

@@ -3,6 +3,11 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use mcpwire_protocol::types::{
+    CSP_BASE_URI_DOMAINS, CSP_CONNECT_DOMAINS, CSP_FRAME_DOMAINS, CSP_RESOURCE_DOMAINS, PERMISSION_CAMERA,
+    PERMISSION_CLIPBOARD_WRITE, PERMISSION_GEOLOCATION, PERMISSION_MICROPHONE,
+};
+
 use super::error::AppError;
 
 /// The origins an app may reach, from which the host builds the frame's Content Security
@@ -66,10 +71,10 @@ impl Csp {
     /// Each list with the name of its wire member.
     fn lists(&self) -> [(&'static str, &[String]); 4] {
         [
-            ("connectDomains", &self.connect_domains),
-            ("resourceDomains", &self.resource_domains),
-            ("frameDomains", &self.frame_domains),
-            ("baseUriDomains", &self.base_uri_domains),
+            (CSP_CONNECT_DOMAINS, &self.connect_domains),
+            (CSP_RESOURCE_DOMAINS, &self.resource_domains),
+            (CSP_FRAME_DOMAINS, &self.frame_domains),
+            (CSP_BASE_URI_DOMAINS, &self.base_uri_domains),
         ]
     }
 
@@ -148,10 +153,10 @@ impl Permissions {
 impl Serialize for Permissions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let asked = [
-            ("camera", self.camera),
-            ("microphone", self.microphone),
-            ("geolocation", self.geolocation),
-            ("clipboardWrite", self.clipboard_write),
+            (PERMISSION_CAMERA, self.camera),
+            (PERMISSION_MICROPHONE, self.microphone),
+            (PERMISSION_GEOLOCATION, self.geolocation),
+            (PERMISSION_CLIPBOARD_WRITE, self.clipboard_write),
         ];
         let mut map = serializer.serialize_map(None)?;
         for (name, _) in asked.iter().filter(|(_, yes)| *yes) {
