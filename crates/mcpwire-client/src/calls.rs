@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use mcpwire_protocol::codec::answer::{self, AnswerError, ResultType};
 use mcpwire_protocol::message::{ClientNotification, ClientRequest, RoundInput, ServerNotification};
 use mcpwire_protocol::mismatch::{self, Mismatch};
 use mcpwire_protocol::types::{
@@ -9,14 +10,16 @@ use mcpwire_protocol::types::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedParams,
     ProgressParams, Prompt, ReadResourceResult, Resource, ResourceParams, ResourceTemplate, Tool, WRAPPED_RESULT,
 };
-use mcpwire_protocol::{Era, Method};
+use mcpwire_protocol::{Era, Method, Sender};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::driver::Outgoing;
 use crate::error::ClientError;
-use crate::session::{result_type, ClientSession};
+use crate::mrtr::Ended;
+use crate::session::unreadable;
+use crate::session::ClientSession;
 
 /// A page of a list result.
 pub(crate) trait Page: DeserializeOwned {
@@ -58,14 +61,6 @@ fn page(cursor: Option<String>) -> PaginatedParams {
 }
 
 impl ClientSession {
-    pub(crate) fn require_era(&self, method: Method, era: Era) -> Result<(), ClientError> {
-        if self.era() == era {
-            Ok(())
-        } else {
-            Err(ClientError::Unsupported { method: method.as_str().to_owned(), version: self.protocol_version() })
-        }
-    }
-
     async fn list_all<P: Page>(&self, list: fn(PaginatedParams) -> ClientRequest) -> Result<Vec<P::Item>, ClientError> {
         let max_pages = self.shared().config.max_pages;
         let method = list(page(None)).method().as_str();
@@ -144,10 +139,12 @@ impl ClientSession {
     pub async fn call_tool(&self, name: impl Into<String>, arguments: Value) -> Result<CallToolResult, ClientError> {
         let name = name.into();
         let request = ClientRequest::CallTool(call_params(name.clone(), arguments)?);
-        let result = self.call_with_input_value(&request).await?;
         // A 2026-07-28 server may answer with a task (the client declared the extension):
         // followed to its end here, so that the caller gets the tool's result either way.
-        let result = self.finish_tool_call(result).await?;
+        let result = match self.call_with_input_answer(&request, false).await? {
+            Ended::Result(result) => result,
+            Ended::Task(created) => self.task_result(&created.task.task_id).await?,
+        };
         self.check_output(&name, &result).await?;
         Ok(result)
     }
@@ -236,14 +233,12 @@ impl ClientSession {
     /// Subscribes to a resource's updates (`resources/subscribe`, legacy era; in the modern
     /// era use [`Self::listen`]). Updates arrive as [`ServerNotification::ResourceUpdated`].
     pub async fn subscribe(&self, uri: impl Into<String>) -> Result<(), ClientError> {
-        self.require_era(Method::Subscribe, Era::Legacy)?;
         let _: Value = self.call(&ClientRequest::Subscribe(ResourceParams { uri: uri.into() })).await?;
         Ok(())
     }
 
     /// Ends a subscription (`resources/unsubscribe`, legacy era).
     pub async fn unsubscribe(&self, uri: impl Into<String>) -> Result<(), ClientError> {
-        self.require_era(Method::Unsubscribe, Era::Legacy)?;
         let _: Value = self.call(&ClientRequest::Unsubscribe(ResourceParams { uri: uri.into() })).await?;
         Ok(())
     }
@@ -288,7 +283,6 @@ impl ClientSession {
     /// Asks a modern server what it supports (`server/discover`); the session's view of
     /// the server's capabilities and instructions is refreshed from the answer.
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
-        self.require_era(Method::Discover, Era::Modern)?;
         let discovered: DiscoverResult = self.call(&ClientRequest::Discover).await?;
         let mut refreshed = discovered.clone();
         refreshed.extra.retain(|k, _| k == "_meta");
@@ -300,7 +294,20 @@ impl ClientSession {
     /// (the caller's own `_meta` members are kept) and `-32022` is retried once; the
     /// result is returned as is, `resultType` included (no `input_required` handling).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ClientError> {
-        let mut result = self.send(Outgoing::Custom(method, params), RoundInput::default()).await?;
+        let raw = self.send(Outgoing::Custom(method, params), RoundInput::default()).await?;
+        // An unknown resultType is an invalid result (a task is known when the client
+        // declared the tasks extension). Named as called: a custom method has no Method.
+        if self.era() == Era::Modern {
+            match answer::result_type(&raw) {
+                Ok(ResultType::Task) if !self.shared().config.tasks => {
+                    return Err(unreadable(method, AnswerError::UnknownResultType(ResultType::Task.as_str().into())));
+                }
+                Ok(_) => {}
+                Err(e) => return Err(unreadable(method, e)),
+            }
+        }
+        let mut result: Value =
+            serde_json::from_str(raw.get()).map_err(|e| ClientError::decode_json(method, None, e))?;
         if Method::parse(method) == Some(Method::ListTools) {
             if let Some(Value::Array(tools)) = result.get_mut("tools") {
                 self.shared().learn_tools(
@@ -309,19 +316,6 @@ impl ClientSession {
                     |t| t.get("inputSchema").and_then(Value::as_object),
                 );
             }
-        }
-        // Validates resultType: an unknown value is an invalid result (a task is known when
-        // the client declared the tasks extension).
-        let declared_task = self.shared().config.tasks && crate::tasks::is_task_result(&result);
-        if self.era() == Era::Modern && !declared_task {
-            let known = Method::parse(method).unwrap_or(Method::Ping);
-            result_type(known, &result).map_err(|mut e| {
-                // Named as called, not as parsed (a custom method parses as ping).
-                if let ClientError::Decode { method: named, .. } = &mut e {
-                    *named = method.to_owned();
-                }
-                e
-            })?;
         }
         Ok(result)
     }
@@ -335,7 +329,10 @@ impl ClientSession {
     /// Tells a legacy server that the client's roots changed
     /// (`notifications/roots/list_changed`; removed in 2026-07-28).
     pub async fn notify_roots_list_changed(&self) -> Result<(), ClientError> {
-        self.require_era(Method::RootsListChanged, Era::Legacy)?;
+        let version = self.protocol_version();
+        if !version.has_notification(Method::RootsListChanged, Sender::Client) {
+            return Err(ClientError::Unsupported { method: Method::RootsListChanged.as_str().to_owned(), version });
+        }
         self.shared().notify(&ClientNotification::RootsListChanged).await
     }
 

@@ -28,6 +28,7 @@ use mcpwire_protocol::types::ProgressParams;
 use mcpwire_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use mcpwire_transport::Inbound;
 use parking_lot::Mutex;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use smallvec::SmallVec;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify};
@@ -48,7 +49,7 @@ pub(crate) type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
 
 /// What waits for a request of ours: its answer's channel, and its progress callback.
 pub(crate) struct Waiter {
-    tx: oneshot::Sender<Result<Value, Failure>>,
+    tx: oneshot::Sender<Result<Box<RawValue>, Failure>>,
     progress: Option<ProgressCallback>,
 }
 
@@ -441,7 +442,7 @@ impl Shared {
         request: Outgoing<'_>,
         options: RequestOptions,
         progress: Option<ProgressCallback>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         let method = request.method();
         let timeout = options.timeout;
         let (tx, rx) = oneshot::channel();
@@ -480,7 +481,7 @@ impl Shared {
         self: &Arc<Self>,
         request: &ClientRequest,
         before_sending: impl FnOnce(&RequestId),
-    ) -> Result<(RequestId, oneshot::Receiver<Result<Value, Failure>>), ClientError> {
+    ) -> Result<(RequestId, oneshot::Receiver<Result<Box<RawValue>, Failure>>), ClientError> {
         let (tx, rx) = oneshot::channel();
         let waiter = Waiter { tx, progress: None };
         let (sent, out) = self.run(|peer| peer.send_request(request, RequestOptions::default(), waiter, now()));
@@ -518,8 +519,7 @@ impl Shared {
             Ok(frame) => self.run(|peer| peer.handle(frame, now())).1,
             Err(DecodeError::Invalid(invalid)) => {
                 tracing::warn!("invalid message from the server: {}", invalid.error);
-                let is_request = serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("method").is_some());
-                self.run(|peer| peer.handle_invalid(invalid, is_request, now())).1
+                self.run(|peer| peer.handle_invalid(invalid, now())).1
             }
             Err(e @ DecodeError::Parse(_)) => {
                 return tracing::warn!("unreadable message from the server: {}", e.error())

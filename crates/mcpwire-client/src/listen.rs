@@ -8,8 +8,8 @@ use futures::Stream;
 use mcpwire_protocol::engine::Failure;
 use mcpwire_protocol::message::{ClientRequest, ServerNotification};
 use mcpwire_protocol::types::{ListenParams, SubscriptionFilter};
-use mcpwire_protocol::{Era, Method, RequestId};
-use serde_json::Value;
+use mcpwire_protocol::{Method, RequestId, Sender};
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::driver::{Shared, LISTEN_CAPACITY};
@@ -83,7 +83,7 @@ impl ClientSession {
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<ListenStream, ClientError> {
         let shared = self.shared();
         let version = self.protocol_version();
-        if self.era() != Era::Modern {
+        if !version.has_request(Method::Listen, Sender::Client) {
             return Err(ClientError::Unsupported { method: METHOD.to_owned(), version });
         }
         let (tx, rx) = mpsc::channel(LISTEN_CAPACITY);
@@ -112,7 +112,7 @@ impl ClientSession {
             }
         })
         .await;
-        let ended = |outcome: Result<Result<Value, Failure>, _>| match outcome {
+        let ended = |outcome: Result<Result<Box<RawValue>, Failure>, _>| match outcome {
             Ok(Err(Failure::Error(error))) => ClientError::Protocol { method: METHOD.to_owned(), error },
             Ok(Ok(_)) => ClientError::decode(METHOD, "the subscription ended before it was acknowledged"),
             Ok(Err(Failure::Malformed(detail))) => ClientError::decode(METHOD, detail),

@@ -1,6 +1,9 @@
 //! Middleware over the client's outgoing requests: tower layers around the sending of each
 //! typed request, as the server has around the handling of each incoming one.
 //!
+//! A layer sees each result as a [`Value`]: with layers, a result is read as JSON once more
+//! on its way in (without layers it is read straight into its type).
+//!
 //! [`ClientBuilder::layer`](crate::ClientBuilder::layer) wraps a
 //! `tower::Service<ClientCall, Response = Value, Error = BoxError>`, whose innermost service
 //! sends the request and waits for its answer. A layer sees the typed request (and may
@@ -26,6 +29,7 @@ use futures::future::BoxFuture;
 use mcpwire_protocol::message::{ClientRequest, RoundInput};
 use mcpwire_protocol::types::Meta;
 use mcpwire_protocol::{Method, ProtocolVersion};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
@@ -134,7 +138,9 @@ impl Service<ClientCall> for Transmit {
     fn call(&mut self, call: ClientCall) -> Self::Future {
         Box::pin(async move {
             let ClientCall { request, meta, session, round } = call;
-            session.send_direct(Outgoing::Typed(&request), round, meta).await.map_err(Into::into)
+            let raw = session.send_direct(Outgoing::Typed(&request), round, meta).await?;
+            let method = request.method().as_str();
+            serde_json::from_str(raw.get()).map_err(|e| ClientError::decode_json(method, None, e).into())
         })
     }
 }
@@ -145,10 +151,12 @@ pub(crate) async fn through(
     session: &ClientSession,
     request: &ClientRequest,
     round: RoundInput,
-) -> Result<Value, ClientError> {
+) -> Result<Box<RawValue>, ClientError> {
     let call = ClientCall { request: request.clone(), meta: Meta::new(), session: session.clone(), round };
-    stack.clone().oneshot(call).await.map_err(|error| match error.downcast::<ClientError>() {
+    let value = stack.clone().oneshot(call).await.map_err(|error| match error.downcast::<ClientError>() {
         Ok(error) => *error,
         Err(other) => ClientError::Middleware(other),
-    })
+    })?;
+    // What the layers answered is read like what the server did.
+    serde_json::value::to_raw_value(&value).map_err(|e| ClientError::decode_json(request.method().as_str(), None, e))
 }

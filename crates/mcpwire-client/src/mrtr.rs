@@ -9,93 +9,101 @@
 //! up to the client's round bound.
 
 use futures::future::try_join_all;
-use mcpwire_protocol::message::ServerRequest;
-use mcpwire_protocol::message::{to_raw, ClientRequest, InputRequiredResult, RoundInput};
-use mcpwire_protocol::Era;
-use mcpwire_protocol::{ErrorObject, Method};
+use mcpwire_protocol::codec::answer::{self, Answer, AnswerError, InputRequired, QuestionError};
+use mcpwire_protocol::message::{to_raw, ClientRequest, RoundInput, ServerRequest};
+use mcpwire_protocol::mismatch;
+use mcpwire_protocol::types::CreateTaskResult;
+use mcpwire_protocol::{Era, ErrorObject, Method};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::driver::{answer_input, Outgoing};
+use crate::error::ClientError;
+use crate::session::{unreadable, ClientSession};
 
 /// One question of an `input_required` result: a request the client answers, or the error
 /// that says it cannot (a method it does not know is its handlers' to refuse, not a malformed
 /// answer).
-fn question(method: &str, key: &str, request: &Value) -> Result<(String, ServerRequest), ClientError> {
-    let asked = request
-        .get("method")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ClientError::decode(method, format!("input request {key:?} has no method")))?;
-    if !matches!(Method::parse(asked), Some(Method::CreateMessage | Method::Elicit | Method::ListRoots)) {
-        return Err(ClientError::Handler { method: asked.to_owned(), error: ErrorObject::method_not_found(asked) });
-    }
-    let question = ServerRequest::deserialize(request)
-        .map_err(|e| ClientError::decode_json(method, Some(format!("input request {key:?}")), e))?;
-    Ok((key.to_owned(), question))
+fn question(method: &str, key: &str, request: &RawValue) -> Result<ServerRequest, ClientError> {
+    answer::read_question(request).map_err(|e| match e {
+        QuestionError::NoMethod => ClientError::decode(method, format!("input request {key:?} has no method")),
+        QuestionError::NotAQuestion(asked) => {
+            ClientError::Handler { error: ErrorObject::method_not_found(&asked), method: asked }
+        }
+        QuestionError::Mismatch(m) => {
+            ClientError::decode_json(method, Some(format!("input request {key:?}")), m.into_json_error())
+        }
+    })
 }
 
-use crate::driver::{answer_input, Outgoing};
-use crate::error::ClientError;
-use crate::session::{decode, result_type, ClientSession};
+/// How a call that may take rounds ended.
+pub(crate) enum Ended<T> {
+    /// With its result.
+    Result(T),
+    /// With a task (a `tools/call`).
+    Task(Box<CreateTaskResult>),
+}
 
 impl ClientSession {
     /// A call whose result may be `input_required` (modern era): answered transparently.
     pub(crate) async fn call_with_input<T: DeserializeOwned>(&self, request: &ClientRequest) -> Result<T, ClientError> {
-        let method = request.method().as_str();
-        let result = self.call_with_input_value(request).await?;
-        if crate::tasks::is_task_result(&result) {
-            return Err(ClientError::decode(method, "a task result where none can be"));
+        match self.call_with_input_answer(request, false).await? {
+            Ended::Result(result) => Ok(result),
+            Ended::Task(_) => Err(ClientError::decode(request.method().as_str(), "a task result where none can be")),
         }
-        decode(method, result)
     }
 
-    /// [`Self::call_with_input`], undecoded; a `tools/call` may also end with a task
-    /// (`resultType: "task"`) when the client declared the tasks extension.
-    pub(crate) async fn call_with_input_value(&self, request: &ClientRequest) -> Result<Value, ClientError> {
+    /// [`Self::call_with_input`], ending with the result or with a task: a `tools/call` may
+    /// become one when the client declared the tasks extension (2026-07-28), or asked for
+    /// one (`legacy_task`, 2025-11-25: a result with a `task` member is then a task).
+    pub(crate) async fn call_with_input_answer<T: DeserializeOwned>(
+        &self,
+        request: &ClientRequest,
+        legacy_task: bool,
+    ) -> Result<Ended<T>, ClientError> {
         let method = request.method();
+        let name = method.as_str();
         let tasks = self.shared().config.tasks || self.options.tasks;
         let max_rounds = self.shared().config.max_input_rounds;
         let mut round = RoundInput::default();
         let mut rounds = 0;
         loop {
-            let result = self.send(Outgoing::Typed(request), round).await?;
-            if self.era() == Era::Modern && crate::tasks::is_task_result(&result) {
-                if method == mcpwire_protocol::Method::CallTool && tasks {
-                    return Ok(result);
+            let raw = self.send(Outgoing::Typed(request), round).await?;
+            let answer = match self.era() {
+                Era::Legacy if legacy_task => answer::read(&raw, true),
+                Era::Legacy => mismatch::from_str(raw.get()).map(Answer::Complete).map_err(AnswerError::Mismatch),
+                Era::Modern => answer::read(&raw, false),
+            };
+            let asked = match answer.map_err(|e| unreadable(name, e))? {
+                Answer::Complete(result) => return Ok(Ended::Result(result)),
+                Answer::Task(_) if self.era() == Era::Modern && !(method == Method::CallTool && tasks) => {
+                    return Err(ClientError::decode(name, "a task result, which this request cannot have"));
                 }
-                return Err(ClientError::decode(method.as_str(), "a task result, which this request cannot have"));
-            }
-            if self.era() == Era::Legacy || result_type(method, &result)? {
-                return Ok(result);
-            }
+                Answer::Task(created) => return Ok(Ended::Task(created)),
+                Answer::InputRequired(asked) => asked,
+            };
             if rounds >= max_rounds {
-                return Err(ClientError::InputRequired { method: method.as_str().to_owned(), rounds });
+                return Err(ClientError::InputRequired { method: name.to_owned(), rounds });
             }
             rounds += 1;
-            round = self.answer_input_required(method.as_str(), &result).await?;
+            round = self.answer_input_required(name, asked).await?;
             tracing::debug!(%method, rounds, "retrying with the input the server asked for");
         }
     }
 
     /// Answers the questions of an `input_required` result: the next round's members.
-    async fn answer_input_required(&self, method: &str, result: &Value) -> Result<RoundInput, ClientError> {
-        let questions = match result.get("inputRequests") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(requests)) => {
-                requests.iter().map(|(key, request)| question(method, key, request)).collect::<Result<_, _>>()?
-            }
-            Some(_) => return Err(ClientError::decode(method, "inputRequests must be an object")),
-        };
-        let state = match result.get("requestState") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err(ClientError::decode(method, "requestState must be a string")),
-        };
-        let asked = InputRequiredResult { input_requests: questions, request_state: state, meta: None };
-        if asked.input_requests.is_empty() && asked.request_state.is_none() {
+    async fn answer_input_required(&self, method: &str, asked: InputRequired) -> Result<RoundInput, ClientError> {
+        if asked.is_empty() {
             return Err(ClientError::decode(method, "input_required with neither inputRequests nor requestState"));
         }
+        let questions = asked
+            .input_requests
+            .iter()
+            .map(|(key, request)| Ok((key.clone(), question(method, key, request)?)))
+            .collect::<Result<Vec<_>, ClientError>>()?;
         let config = &self.shared().config;
-        let answers = asked.input_requests.iter().map(|(key, question)| async move {
+        let answers = questions.iter().map(|(key, question)| async move {
             let answer = answer_input(config, question)
                 .await
                 .map_err(|error| ClientError::Handler { method: question.method().as_str().to_owned(), error })?;
@@ -104,7 +112,7 @@ impl ClientSession {
         });
         let responses: Map<String, Value> = try_join_all(answers).await?.into_iter().collect();
         Ok(RoundInput {
-            input_responses: (!asked.input_requests.is_empty()).then(|| to_raw(&responses)),
+            input_responses: (!questions.is_empty()).then(|| to_raw(&responses)),
             request_state: asked.request_state.as_deref().map(to_raw),
         })
     }

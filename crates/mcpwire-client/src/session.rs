@@ -4,15 +4,18 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcpwire_protocol::codec::answer::{self, AnswerError, ResultType};
 use mcpwire_protocol::engine::RequestOptions;
 use mcpwire_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
 use mcpwire_protocol::message::{ClientRequest, RoundInput};
+use mcpwire_protocol::mismatch;
 use mcpwire_protocol::types::{Implementation, LoggingLevel, ProgressParams, ServerCapabilities, SetLevelParams};
-use mcpwire_protocol::{Era, ErrorObject, Method, ProtocolVersion};
+use mcpwire_protocol::{Era, ErrorObject, ProtocolVersion};
 use mcpwire_transport::child::ChildProcess;
 use mcpwire_transport::Connection;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -69,21 +72,24 @@ impl std::fmt::Debug for ClientSession {
     }
 }
 
-/// Decodes a result, tolerating unknown members.
-pub(crate) fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
-    mcpwire_protocol::mismatch::from_value(value)
-        .map_err(|e| ClientError::decode_json(method, None, e.into_json_error()))
+/// Reads a complete result as a `T`, tolerating unknown members; in the legacy era
+/// `resultType` is not looked at.
+pub(crate) fn decode<T: DeserializeOwned>(method: &str, era: Era, raw: &RawValue) -> Result<T, ClientError> {
+    match era {
+        Era::Modern => answer::read_complete(raw).map_err(|e| unreadable(method, e)),
+        Era::Legacy => mismatch::from_str(raw.get()).map_err(|e| unreadable(method, AnswerError::Mismatch(e))),
+    }
 }
 
-/// What `resultType` says about a result: `Ok(true)` complete, `Ok(false)` input required.
-/// Absent means complete (a server of an earlier revision); any other value is invalid.
-pub(crate) fn result_type(method: Method, result: &Value) -> Result<bool, ClientError> {
-    let method = method.as_str();
-    match result.get("resultType") {
-        None | Some(Value::Null) => Ok(true),
-        Some(Value::String(s)) if s == "complete" => Ok(true),
-        Some(Value::String(s)) if s == "input_required" => Ok(false),
-        Some(other) => Err(ClientError::decode(method, format!("unknown resultType {other}"))),
+/// Why a result of `method` does not read, as the client's error.
+pub(crate) fn unreadable(method: &str, error: AnswerError) -> ClientError {
+    match error {
+        AnswerError::Mismatch(m) => ClientError::decode_json(method, None, m.into_json_error()),
+        AnswerError::UnknownResultType(kind) => ClientError::decode(method, format!("unknown resultType {kind:?}")),
+        AnswerError::NotComplete(ResultType::InputRequired) => {
+            ClientError::decode(method, "input_required is only allowed on tools/call, prompts/get and resources/read")
+        }
+        AnswerError::NotComplete(_) => ClientError::decode(method, "a task result, which this request cannot have"),
     }
 }
 
@@ -210,7 +216,7 @@ impl ClientSession {
 
     /// One request in the session's revision (the engine adds the modern era's `_meta`); a
     /// `-32022` answer is retried once with a mutually supported version.
-    pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Value, ClientError> {
+    pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Box<RawValue>, ClientError> {
         if let (Some(stack), Outgoing::Typed(typed)) = (&self.config().stack, &request) {
             return crate::middleware::through(stack, self, typed, round).await;
         }
@@ -223,7 +229,7 @@ impl ClientSession {
         request: Outgoing<'_>,
         round: RoundInput,
         #[allow(unused_mut)] mut meta: mcpwire_protocol::types::Meta,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         #[cfg(feature = "opentelemetry")]
         if let Some(typed) = match &request {
             Outgoing::Typed(typed) => Some(*typed),
@@ -250,7 +256,7 @@ impl ClientSession {
         request: Outgoing<'_>,
         round: RoundInput,
         meta: mcpwire_protocol::types::Meta,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         let shared = self.shared();
         let progress = self.options.progress.clone();
         let mut retried = false;
@@ -294,15 +300,8 @@ impl ClientSession {
 
     /// A typed call: the request, its result complete and decoded.
     pub(crate) async fn call<T: DeserializeOwned>(&self, request: &ClientRequest) -> Result<T, ClientError> {
-        let method = request.method();
         let result = self.send(Outgoing::Typed(request), RoundInput::default()).await?;
-        if self.era() == Era::Modern && !result_type(method, &result)? {
-            return Err(ClientError::decode(
-                method.as_str(),
-                "input_required is only allowed on tools/call, prompts/get and resources/read",
-            ));
-        }
-        decode(method.as_str(), result)
+        decode(request.method().as_str(), self.era(), &result)
     }
 
     pub(crate) fn adopt_modern(&self, discovered: mcpwire_protocol::types::DiscoverResult) {

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use mcpwire_protocol::message::{ClientRequest, ServerRequest};
 use mcpwire_protocol::types::{
-    CallToolResult, CreateTaskResult, JsonObject, ListTasksResult, PaginatedParams, Task, TaskIdParams, TaskMetadata,
-    TaskStatus, UpdateTaskParams,
+    CallToolResult, JsonObject, ListTasksResult, PaginatedParams, Task, TaskIdParams, TaskMetadata, TaskStatus,
+    UpdateTaskParams,
 };
 use mcpwire_protocol::{Era, Method, ProtocolVersion};
 use serde::Deserialize;
@@ -29,7 +29,8 @@ use serde_json::Value;
 
 use crate::driver::answer_input;
 use crate::error::ClientError;
-use crate::session::{decode, ClientSession};
+use crate::mrtr::Ended;
+use crate::session::ClientSession;
 
 /// The shortest and longest pause between two polls of a task, whatever the server says.
 const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(5));
@@ -48,25 +49,11 @@ pub enum CallToolOutcome {
     Result(CallToolResult),
 }
 
-/// Whether a result is a 2026-07-28 task (`resultType: "task"`).
-pub(crate) fn is_task_result(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some("task")
-}
-
 fn task(task_id: &str) -> TaskIdParams {
     TaskIdParams { task_id: task_id.to_owned() }
 }
 
 impl ClientSession {
-    fn tasks_available(&self, method: Method) -> Result<(), ClientError> {
-        let version = self.protocol_version();
-        if version == ProtocolVersion::V2025_11_25 || version.is_modern() {
-            Ok(())
-        } else {
-            Err(ClientError::Unsupported { method: method.as_str().to_owned(), version })
-        }
-    }
-
     /// Whether the server offers task-augmented `tools/call` (2025-11-25
     /// `tasks.requests.tools.call`, or the 2026-07-28 extension).
     pub fn server_offers_tool_tasks(&self) -> bool {
@@ -108,31 +95,16 @@ impl ClientSession {
         if legacy_task {
             params.task = Some(TaskMetadata { ttl: ttl.map(|d| d.as_millis() as u64) });
         }
-        let result = self.call_with_input_value(&ClientRequest::CallTool(params)).await?;
-        let created = is_task_result(&result) || (legacy_task && result.get("task").is_some_and(Value::is_object));
-        let method = Method::CallTool.as_str();
-        if created {
-            let created: CreateTaskResult = decode(method, result)?;
-            return Ok(CallToolOutcome::Task(created.task));
-        }
-        Ok(CallToolOutcome::Result(decode(method, result)?))
-    }
-
-    /// The end of a `tools/call` that may have become a task: its result either way.
-    pub(crate) async fn finish_tool_call(&self, result: Value) -> Result<CallToolResult, ClientError> {
-        let method = Method::CallTool.as_str();
-        if self.era() == Era::Modern && is_task_result(&result) {
-            let created: CreateTaskResult = decode(method, result)?;
-            return self.task_result(&created.task.task_id).await;
-        }
-        decode(method, result)
+        Ok(match self.call_with_input_answer(&ClientRequest::CallTool(params), legacy_task).await? {
+            Ended::Task(created) => CallToolOutcome::Task(created.task),
+            Ended::Result(result) => CallToolOutcome::Result(result),
+        })
     }
 
     /// A task's state (`tasks/get`). In 2026-07-28 it carries the outcome of a finished task
     /// ([`Task::result`], [`Task::error`]) and the questions of an `input_required` one
     /// ([`Task::input_requests`]).
     pub async fn get_task(&self, task_id: &str) -> Result<Task, ClientError> {
-        self.tasks_available(Method::GetTask)?;
         self.call(&ClientRequest::GetTask(task(task_id))).await
     }
 
@@ -194,19 +166,9 @@ impl ClientSession {
     /// Answers questions of an `input_required` task (`tasks/update`, 2026-07-28), by the
     /// keys of its [`Task::input_requests`].
     pub async fn update_task(&self, task_id: &str, input_responses: JsonObject) -> Result<(), ClientError> {
-        self.require_era(Method::UpdateTask, Era::Modern)?;
         let params = UpdateTaskParams { task_id: task_id.to_owned(), input_responses };
         let _: Value = self.call(&ClientRequest::UpdateTask(params)).await?;
         Ok(())
-    }
-
-    fn require_legacy_tasks(&self, method: Method) -> Result<(), ClientError> {
-        let version = self.protocol_version();
-        if version == ProtocolVersion::V2025_11_25 {
-            Ok(())
-        } else {
-            Err(ClientError::Unsupported { method: method.as_str().to_owned(), version })
-        }
     }
 
     /// The outcome of a tool call that runs as a task: in 2025-11-25 `tasks/result` (the
@@ -215,7 +177,6 @@ impl ClientSession {
     /// failed with a JSON-RPC error is [`ClientError::Protocol`] with that error; a cancelled
     /// one is [`ClientError::Task`].
     pub async fn task_result(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
-        self.tasks_available(Method::TaskResult)?;
         if self.era() == Era::Legacy {
             let wait = self.options.timeout.unwrap_or(self.shared().config.task_wait);
             return self.with_timeout(wait).call(&ClientRequest::TaskResult(task(task_id))).await;
@@ -223,7 +184,8 @@ impl ClientSession {
         let task = self.wait_for_task(task_id).await?;
         let method = Method::CallTool.as_str();
         match (task.status, task.result, task.error) {
-            (TaskStatus::Completed, Some(result), _) => decode(method, result),
+            (TaskStatus::Completed, Some(result), _) => mcpwire_protocol::mismatch::from_value(result)
+                .map_err(|e| ClientError::decode_json(method, None, e.into_json_error())),
             (TaskStatus::Failed, _, Some(error)) => Err(ClientError::Protocol { method: method.into(), error }),
             (status, _, _) => Err(ClientError::Task { task_id: task.task_id, status, message: task.status_message }),
         }
@@ -231,7 +193,6 @@ impl ClientSession {
 
     /// One page of this session's tasks (`tasks/list`, 2025-11-25; `None` for the first).
     pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, ClientError> {
-        self.require_legacy_tasks(Method::ListTasks)?;
         self.call(&ClientRequest::ListTasks(PaginatedParams { cursor })).await
     }
 
@@ -239,11 +200,10 @@ impl ClientSession {
     /// refuses, `-32602`, a task that already ended); 2026-07-28 only acknowledges
     /// (cancellation is cooperative there): `None`.
     pub async fn cancel_task(&self, task_id: &str) -> Result<Option<Task>, ClientError> {
-        self.tasks_available(Method::CancelTask)?;
-        let result: Value = self.call(&ClientRequest::CancelTask(task(task_id))).await?;
-        if result.get("taskId").is_some() {
-            return decode(Method::CancelTask.as_str(), result).map(Some);
+        let request = ClientRequest::CancelTask(task(task_id));
+        match self.era() {
+            Era::Legacy => self.call(&request).await.map(Some),
+            Era::Modern => self.call::<Value>(&request).await.map(|_| None),
         }
-        Ok(None)
     }
 }

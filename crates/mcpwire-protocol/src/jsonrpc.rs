@@ -88,12 +88,27 @@ pub struct Notification {
 }
 
 /// A response: a result or an error for the request with `id`.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The result is kept as the text it came in, checked to be JSON but not read: what reads
+/// it knows the request it answers, and so the type to read it as
+/// ([`crate::codec::answer`]), without a [`Value`] tree in between.
+#[derive(Debug, Clone)]
 pub struct Response {
     /// The id of the request answered; `None` only for errors about unreadable requests.
     pub id: Option<RequestId>,
     /// The result, or the error.
-    pub outcome: Result<Value, ErrorObject>,
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
+}
+
+impl PartialEq for Response {
+    fn eq(&self, other: &Self) -> bool {
+        let outcomes = match (&self.outcome, &other.outcome) {
+            (Ok(a), Ok(b)) => a.get() == b.get(),
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        };
+        self.id == other.id && outcomes
+    }
 }
 
 /// Why a JSON value is not a valid JSON-RPC message.
@@ -103,6 +118,9 @@ pub struct InvalidMessage {
     pub id: Option<RequestId>,
     /// The error to answer with (`-32600`).
     pub error: ErrorObject,
+    /// Whether it names a method: a request (or notification) gone wrong, to be answered,
+    /// rather than an answer gone wrong.
+    pub names_method: bool,
 }
 
 /// Why a frame could not be decoded at all.
@@ -188,7 +206,7 @@ struct RawEnvelope<'a> {
 }
 
 fn invalid(id: Option<RequestId>, detail: impl fmt::Display) -> InvalidMessage {
-    InvalidMessage { id, error: ErrorObject::invalid_request(detail) }
+    InvalidMessage { id, error: ErrorObject::invalid_request(detail), names_method: false }
 }
 
 fn is_null(raw: &RawValue) -> bool {
@@ -208,6 +226,11 @@ fn read_id(raw: &RawValue) -> Result<Option<RequestId>, ()> {
 
 impl<'a> RawEnvelope<'a> {
     fn classify(self) -> Result<RawMessage<'a>, InvalidMessage> {
+        let names_method = self.method.is_some();
+        self.classify_fields().map_err(|invalid| InvalidMessage { names_method, ..invalid })
+    }
+
+    fn classify_fields(self) -> Result<RawMessage<'a>, InvalidMessage> {
         let id = match self.id {
             None => None,
             Some(raw) => match read_id(raw) {
@@ -235,10 +258,7 @@ impl<'a> RawEnvelope<'a> {
         }
         match (self.result, self.error) {
             (Some(result), None) => match id {
-                Some(id) => match serde_json::from_str::<Value>(result.get()) {
-                    Ok(result) => Ok(RawMessage::Response(Response { id: Some(id), outcome: Ok(result) })),
-                    Err(e) => Err(invalid(Some(id), e)),
-                },
+                Some(id) => Ok(RawMessage::Response(Response { id: Some(id), outcome: Ok(result.to_owned()) })),
                 None => Err(invalid(None, "a result response needs an id")),
             },
             (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
@@ -426,6 +446,19 @@ mod tests {
             single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
             RawMessage::Response(Response { id: None, outcome: Err(_) })
         ));
+    }
+
+    #[test]
+    fn a_bad_message_says_whether_it_named_a_method() {
+        let names_method = |s: &str| match decode_raw(s) {
+            Err(DecodeError::Invalid(invalid)) => invalid.names_method,
+            other => panic!("{s} decoded as {other:?}"),
+        };
+        assert!(names_method(r#"{"jsonrpc":"2.0","id":1,"method":5}"#));
+        assert!(names_method(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#));
+        assert!(names_method(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#));
+        assert!(!names_method(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#));
+        assert!(!names_method(r#"{"jsonrpc":"2.0","id":1}"#));
     }
 
     #[test]

@@ -39,4 +39,4 @@ pub use error::ErrorObject;
 pub use jsonrpc::{Notification, RequestId, Response};
 pub use method::Method;
 pub use principal::Principal;
-pub use revision::{Era, ProtocolVersion};
+pub use revision::{Era, ProtocolVersion, Sender};

@@ -19,6 +19,29 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, Mismatch> {
     })
 }
 
+/// Reads the JSON text `text` as a `T`, or says why it does not (as [`from_value`], without
+/// a [`Value`] in between). A value that does not fit is told by its path, as [`from_value`]
+/// tells it, not by its position in the text; text that is not JSON keeps its position.
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Mismatch> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { None } else { Some(path) };
+        let error = e.into_inner();
+        let error = match (error.is_data(), error.line()) {
+            (true, line) if line > 0 => {
+                let said = error.to_string();
+                let position = format!(" at line {line} column {}", error.column());
+                <serde_json::Error as serde::de::Error>::custom(said.strip_suffix(&position).unwrap_or(&said))
+            }
+            _ => error,
+        };
+        Mismatch::new(path, error)
+    })?;
+    reader.end().map_err(|e| Mismatch::new(None, e))?;
+    Ok(value)
+}
+
 /// A value that does not read as the type wanted: where, and why in words.
 ///
 /// Displayed as `` `{path}`: {message} `` when the fault is inside the value (a member of an
@@ -228,6 +251,22 @@ mod tests {
         Celsius,
         Fahrenheit,
         Kelvin,
+    }
+
+    #[test]
+    fn the_text_reader_says_what_the_value_reader_says() {
+        fn both<T: DeserializeOwned + fmt::Debug>(value: Value) {
+            let text = from_str::<T>(&value.to_string()).unwrap_err();
+            let read = from_value::<T>(value).unwrap_err();
+            assert_eq!((text.to_string(), text.is_wrong_kind()), (read.to_string(), read.is_wrong_kind()));
+        }
+        both::<u64>(json!("abc"));
+        both::<Notes>(json!({"items": [{"title": "a", "tags": [1]}]}));
+        both::<Notes>(json!({"items": [{"tags": []}]}));
+        both::<Unit>(json!("rankine"));
+        // Text that is not JSON at all keeps its position.
+        assert!(from_str::<Vec<u64>>("[1,").unwrap_err().to_string().contains("line 1"));
+        assert!(from_str::<u64>("1 2").is_err(), "trailing text is refused");
     }
 
     #[test]

@@ -285,7 +285,13 @@ impl Link {
             match event {
                 Event::Request { request, handling } => requests.push((request, handling)),
                 Event::Cancelled { handling, .. } => handling.cancel(),
-                Event::Response { waiter, outcome, .. } => drop(waiter.send(outcome)),
+                Event::Response { waiter, outcome, .. } => {
+                    // The client's answers are read as JSON by what asked (sampling,
+                    // elicitation, roots, tasks): few, and not on the path of a call.
+                    let outcome = outcome
+                        .and_then(|raw| serde_json::from_str(raw.get()).map_err(|e| Failure::Malformed(e.to_string())));
+                    drop(waiter.send(outcome))
+                }
                 Event::Role(ServerNews::Listening(id)) => {
                     let sink = reply.unwrap_or(&self.sink).clone();
                     self.listens.lock().insert(id, sink);

@@ -9,6 +9,7 @@
 //! 2025-11-25 and as a 2026-07-28 extension, are written in each one's shape. The tests
 //! validate the output against each revision's official schema with extra members forbidden.
 
+pub mod answer;
 mod read;
 mod shape;
 mod write;

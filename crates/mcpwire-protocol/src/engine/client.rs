@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::peer::{Core, Event, Events, Failure, Fifo, Now, SendOptions, Transmit, Transmits, Written};
@@ -19,7 +20,7 @@ use crate::message::{
     RequestMeta, RoundInput, ServerNotification, ServerRequest,
 };
 use crate::method::{Method, MethodName};
-use crate::revision::{Era, ProtocolVersion};
+use crate::revision::{Era, ProtocolVersion, Sender};
 use crate::types::{
     meta_keys, ClientCapabilities, DiscoverResult, Implementation, InitializeParams, LoggingLevel, ServerCapabilities,
     SetLevelParams,
@@ -387,9 +388,9 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         self.pick_modern(list.iter().filter_map(Value::as_str))
     }
 
-    fn step_answered(&mut self, step: Step, outcome: Result<Value, Failure>, now: Now) {
+    fn step_answered(&mut self, step: Step, outcome: Result<Box<RawValue>, Failure>, now: Now) {
         match step {
-            Step::Probe(_) => match outcome.map(|v| read_discovered(&v)) {
+            Step::Probe(_) => match outcome.map(|raw| read_discovered(&raw)) {
                 Ok(Ok(discovered)) => {
                     match self.pick_modern(discovered.supported_versions.iter().map(String::as_str)) {
                         Some(v) if v == ProtocolVersion::LATEST => {
@@ -439,7 +440,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
                 Err(f) => self.failed(self.failure_error(Method::Discover, f)),
             },
             Step::Initialize { offered, strict } => match outcome {
-                Ok(value) => match self.read_initialized(&value, offered, strict) {
+                Ok(raw) => match self.read_initialized(&raw, offered, strict) {
                     Ok(()) => {
                         let text = codec::write_client_notification(&ClientNotification::Initialized);
                         let version = self.negotiated.version;
@@ -472,8 +473,10 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         }
     }
 
-    fn read_initialized(&mut self, result: &Value, offered: ProtocolVersion, strict: bool) -> Result<(), ConnectError> {
+    fn read_initialized(&mut self, raw: &RawValue, offered: ProtocolVersion, strict: bool) -> Result<(), ConnectError> {
         let malformed = |detail: String| ConnectError::Malformed { method: Method::Initialize, detail };
+        // Read member by member, once a connection: what is wrong is told precisely.
+        let result: Value = serde_json::from_str(raw.get()).map_err(|e| malformed(e.to_string()))?;
         let answered = result
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -512,7 +515,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
                 for item in items {
                     match item {
                         Ok(message) => self.handle_message(message, now),
-                        Err(invalid) => self.handle_invalid(invalid, false, now),
+                        Err(invalid) => self.handle_invalid(invalid, now),
                     }
                 }
             }
@@ -522,9 +525,9 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// A message that is not valid JSON-RPC. A bad request with an id is answered with the
     /// error; a bad response naming one of our requests fails that request now rather than
     /// at its deadline.
-    pub fn handle_invalid(&mut self, invalid: InvalidMessage, is_request: bool, now: Now) {
+    pub fn handle_invalid(&mut self, invalid: InvalidMessage, now: Now) {
         let Some(id) = invalid.id else { return };
-        if is_request {
+        if invalid.names_method {
             return self.core.reject(Some(&id), &invalid.error);
         }
         self.resolve(&id, Err(Failure::Malformed(invalid.error.message)), now);
@@ -554,7 +557,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         }
     }
 
-    fn resolve(&mut self, id: &RequestId, outcome: Result<Value, Failure>, now: Now) {
+    fn resolve(&mut self, id: &RequestId, outcome: Result<Box<RawValue>, Failure>, now: Now) {
         let Some((_, waiting, outcome)) = self.core.complete(id, outcome) else { return };
         match waiting {
             Waiting::App(waiter) => self.events.push_back(Event::Response { id: id.clone(), waiter, outcome }),
@@ -666,7 +669,9 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     // ---------------------------------------------------------------------------------------
 
     /// Sends a request in the negotiated revision (with the `_meta` a 2026-07-28 request
-    /// carries); its answer comes as an [`Event::Response`] carrying `waiter`.
+    /// carries); its answer comes as an [`Event::Response`] carrying `waiter`. A method the
+    /// revision does not have ([`ProtocolVersion::has_request`]) is not sent:
+    /// [`NotSent::Unsupported`].
     pub fn send_request(
         &mut self,
         request: &ClientRequest,
@@ -678,6 +683,10 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             return Err(NotSent::Closed);
         }
         let version = self.negotiated.version;
+        let method = request.method();
+        if !version.has_request(method, Sender::Client) {
+            return Err(NotSent::Unsupported { method, version });
+        }
         let (id, token) = self.core.allocate(options.progress);
         let mut meta = self.request_meta(version, options.meta, options.declare_tasks);
         meta.progress_token = token.clone();
@@ -859,12 +868,13 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
 }
 
 /// Reads a discover result, which must be complete (no `input_required`).
-fn read_discovered(value: &Value) -> Result<DiscoverResult, String> {
-    match value.get("resultType").and_then(Value::as_str) {
-        None | Some("complete") => {}
-        Some(other) => return Err(format!("server/discover answered with resultType {other:?}")),
-    }
-    DiscoverResult::deserialize(value).map_err(|e| e.to_string())
+fn read_discovered(raw: &RawValue) -> Result<DiscoverResult, String> {
+    use codec::answer::AnswerError;
+    codec::answer::read_complete(raw).map_err(|e| match e {
+        AnswerError::UnknownResultType(kind) => format!("server/discover answered with resultType {kind:?}"),
+        AnswerError::NotComplete(kind) => format!("server/discover answered with resultType {:?}", kind.as_str()),
+        e => e.to_string(),
+    })
 }
 
 /// What a request given as JSON is about, for `Mcp-Name`: its `name`, `uri` or `taskId`.

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use smallvec::SmallVec;
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::progress::{ProgressError, ProgressTracker};
@@ -95,8 +96,8 @@ pub enum Event<R: Role, W, H> {
         id: RequestId,
         /// What waits for it.
         waiter: W,
-        /// The result, or the failure.
-        outcome: Result<Value, Failure>,
+        /// The result as it came (read it with [`crate::codec::answer`]), or the failure.
+        outcome: Result<Box<RawValue>, Failure>,
     },
     /// Progress on a request of ours that asked for it.
     Progress {
@@ -301,8 +302,8 @@ impl<W, H: Clone, S> Core<W, H, S> {
     pub(crate) fn complete(
         &mut self,
         id: &RequestId,
-        outcome: Result<Value, Failure>,
-    ) -> Option<(MethodName, W, Result<Value, Failure>)> {
+        outcome: Result<Box<RawValue>, Failure>,
+    ) -> Option<(MethodName, W, Result<Box<RawValue>, Failure>)> {
         let pending = self.pending.remove(id)?;
         if self.pending.is_empty() {
             self.pending.shrink_to_fit();

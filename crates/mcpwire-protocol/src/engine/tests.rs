@@ -16,7 +16,7 @@ use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, ElicitParams, ElicitResult, Implementation, ListToolsResult,
     ListenParams, LoggingLevel, PaginatedParams, ServerCapabilities, SubscriptionFilter, Tool,
 };
-use crate::{ProtocolVersion, RequestId};
+use crate::{Method, ProtocolVersion, RequestId};
 
 /// What the test server offers.
 struct TestOffer {
@@ -191,9 +191,12 @@ impl Pair {
         served
     }
 
-    fn client_response(&self, waiter: &str) -> Option<&Result<Value, Failure>> {
+    /// The answer to the request of `waiter`, its result read as JSON.
+    fn client_response(&self, waiter: &str) -> Option<Result<Value, Failure>> {
         self.client_events.iter().find_map(|e| match e {
-            Event::Response { waiter: w, outcome, .. } if *w == waiter => Some(outcome),
+            Event::Response { waiter: w, outcome, .. } if *w == waiter => {
+                Some(outcome.clone().map(|raw| serde_json::from_str(raw.get()).expect("a result is JSON")))
+            }
             _ => None,
         })
     }
@@ -487,13 +490,25 @@ fn the_engine_answers_ping_level_and_listen_itself_and_gates_by_revision_and_off
     let mut pair = Pair::new(client_settings(Some(ProtocolVersion::V2025_06_18)), server_settings());
     pair.connect();
     pair.call(ClientRequest::Ping, RequestOptions::default(), "ping");
-    // Listen is no method of a legacy revision; tools/list is gated by what is offered.
-    pair.call(ClientRequest::Listen(ListenParams::default()), RequestOptions::default(), "listen");
+    // Listen is no method of a legacy revision: the client's engine does not send it, and the
+    // server's refuses it when it comes anyway (sent by name); tools/list is gated by what is
+    // offered.
+    let listen = ClientRequest::Listen(ListenParams::default());
+    let refused = pair.client.send_request(&listen, RequestOptions::default(), "listen", pair.now);
+    assert_eq!(refused, Err(NotSent::Unsupported { method: Method::Listen, version: ProtocolVersion::V2025_06_18 }));
+    let sent = pair.client.send_custom(
+        Method::Listen.as_str(),
+        Some(json!({ "notifications": {} })),
+        RequestOptions::default(),
+        "listen",
+        pair.now,
+    );
+    sent.expect("a method sent by name is the application's choice");
     pair.offer.tools = false;
     pair.call(ClientRequest::ListTools(PaginatedParams::default()), RequestOptions::default(), "tools");
     pair.drive();
     assert!(pair.take_server_requests().is_empty());
-    assert!(matches!(pair.client_response("ping"), Some(Ok(v)) if v == &json!({})));
+    assert!(matches!(pair.client_response("ping"), Some(Ok(v)) if v == json!({})));
     for waiter in ["listen", "tools"] {
         let Some(Err(Failure::Error(e))) = pair.client_response(waiter) else { panic!("{waiter}") };
         assert_eq!(e.code, METHOD_NOT_FOUND, "{waiter}");
@@ -508,6 +523,42 @@ fn the_engine_answers_ping_level_and_listen_itself_and_gates_by_revision_and_off
     pair.drive();
     assert!(!pair.server.log(None, LoggingLevel::Info, None, json!("quiet"), None));
     assert!(pair.server.log(None, LoggingLevel::Error, None, json!("loud"), None));
+}
+
+#[test]
+fn the_client_engine_sends_only_the_requests_its_revision_has() {
+    use crate::types::{ResourceParams, TaskIdParams};
+    let task = || TaskIdParams { task_id: "t".into() };
+    let subscribe = || ClientRequest::Subscribe(ResourceParams { uri: "file:///a".into() });
+    for (version, refused, sent) in [
+        (
+            ProtocolVersion::V2026_07_28,
+            vec![ClientRequest::Ping, subscribe(), ClientRequest::TaskResult(task())],
+            vec![ClientRequest::GetTask(task()), ClientRequest::Discover],
+        ),
+        (
+            ProtocolVersion::V2025_06_18,
+            vec![ClientRequest::Discover, ClientRequest::GetTask(task())],
+            vec![ClientRequest::Ping, subscribe()],
+        ),
+        (ProtocolVersion::V2025_11_25, vec![ClientRequest::Discover], vec![ClientRequest::TaskResult(task())]),
+    ] {
+        let mut pair = Pair::new(client_settings(Some(version)), server_settings());
+        pair.connect();
+        pair.collect();
+        let before = pair.client_sent.len();
+        for request in refused {
+            let outcome = pair.client.send_request(&request, RequestOptions::default(), "no", pair.now);
+            assert_eq!(outcome, Err(NotSent::Unsupported { method: request.method(), version }), "{version}");
+        }
+        pair.collect();
+        assert_eq!(pair.client_sent.len(), before, "{version}: nothing refused was written");
+        let count = sent.len();
+        for request in sent {
+            pair.client.send_request(&request, RequestOptions::default(), "yes", pair.now).expect("sent");
+        }
+        assert_eq!(pair.client.waiting(), count, "{version}");
+    }
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! input round), notifications (cancellation, progress) and answers to our requests.
 
 use super::listen::{honoured, subscription_meta};
-use super::methods::exists_in;
 use super::{LogSource, Offer, ServedRequest, ServerNews, ServerPeer, ServerServing};
 use crate::codec::{self, ResultContext};
 use crate::engine::peer::{Event, Failure, Now};
@@ -12,7 +11,7 @@ use crate::error::ErrorObject;
 use crate::jsonrpc::{RequestId, Response};
 use crate::message::{ClientNotification, ClientRequest, Notified, Request, ServerNotification, ServerResult};
 use crate::method::Method;
-use crate::revision::ProtocolVersion;
+use crate::revision::{ProtocolVersion, Sender};
 use crate::types::EmptyResult;
 
 impl<W, H: Clone + Default> ServerPeer<W, H> {
@@ -78,7 +77,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         } else {
             LogSource::Session
         };
-        let known = method.known().filter(|m| exists_in(*m, rev));
+        let known = method.known().filter(|m| rev.has_request(*m, Sender::Client));
         let Some(known) = known else {
             return self.answer_now(&id, batch, rev, Err(ErrorObject::method_not_found(method.as_str())));
         };

@@ -1,12 +1,12 @@
-//! Which methods exist in which revision, and whether the server offers them to this client
-//! (the `-32021` errors of a capability the client did not declare).
+//! Whether the server offers a method to this client (the `-32021` errors of a capability
+//! the client did not declare). Which methods each revision has is
+//! [`ProtocolVersion::has_request`](crate::ProtocolVersion::has_request).
 
 use serde_json::json;
 
 use super::{Feature, Offer, Scope, ServerPeer};
 use crate::error::{ErrorObject, MISSING_REQUIRED_CLIENT_CAPABILITY};
 use crate::method::Method;
-use crate::revision::ProtocolVersion;
 use crate::types::{JsonObject, TASKS_EXTENSION};
 
 /// The `-32021` error of a 2026-07-28 request that needs a client capability not declared.
@@ -21,31 +21,6 @@ pub fn tasks_extension_missing() -> ErrorObject {
         JsonObject::from_iter([("extensions".to_owned(), json!({ TASKS_EXTENSION: {} }))]),
         &format!("the extension {TASKS_EXTENSION}"),
     )
-}
-
-/// The methods each revision has (for the server to answer).
-pub(super) fn exists_in(method: Method, rev: ProtocolVersion) -> bool {
-    use Method as M;
-    let common = matches!(
-        method,
-        M::ListTools
-            | M::CallTool
-            | M::ListResources
-            | M::ListResourceTemplates
-            | M::ReadResource
-            | M::ListPrompts
-            | M::GetPrompt
-            | M::Complete
-    );
-    if rev.is_modern() {
-        // Tasks are the `io.modelcontextprotocol/tasks` extension here: no tasks/result or tasks/list.
-        common || matches!(method, M::Discover | M::Listen | M::GetTask | M::UpdateTask | M::CancelTask)
-    } else {
-        common
-            || matches!(method, M::Ping | M::Subscribe | M::Unsubscribe | M::SetLevel)
-            || (rev == ProtocolVersion::V2025_11_25
-                && matches!(method, M::GetTask | M::TaskResult | M::ListTasks | M::CancelTask))
-    }
 }
 
 /// The feature a method needs offered.

@@ -3,6 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+mod methods;
+
+pub use methods::Sender;
+
 /// A published MCP protocol revision.
 ///
 /// Ordered by publication date, so `rev >= ProtocolVersion::V2025_06_18` reads as

@@ -1,0 +1,298 @@
+//! Reading a server's result for the request it answers: complete, `input_required`, or a
+//! task, each read once from the text it came in, straight into its type.
+//!
+//! A 2026-07-28 result says what it is in `resultType` (absent means complete, as in the
+//! legacy revisions). A 2025-11-25 task-augmented request is answered by a task as
+//! `{"task": {...}}` with no `resultType`: read as a task only when the caller asked for one.
+
+use std::borrow::Cow;
+
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::mismatch::{self, Mismatch};
+use crate::types::CreateTaskResult;
+
+/// `resultType` of a complete result.
+pub const COMPLETE: &str = "complete";
+/// `resultType` of a result that needs input from the client first.
+pub const INPUT_REQUIRED: &str = "input_required";
+/// `resultType` of a request that became a task (the 2026-07-28 tasks extension).
+pub const TASK: &str = "task";
+
+/// A result, read for the request it answers.
+#[derive(Debug)]
+// The complete result is the common case; boxing it would add an allocation to every call.
+#[allow(clippy::large_enum_variant)]
+pub enum Answer<T> {
+    /// The request's own result.
+    Complete(T),
+    /// The server needs input first (2026-07-28): the questions and the state to send back.
+    InputRequired(InputRequired),
+    /// The request became this task.
+    Task(Box<CreateTaskResult>),
+}
+
+/// Members of an object in their order, each value kept as its text.
+pub type RawEntries = Vec<(String, Box<RawValue>)>;
+
+/// The members of an `input_required` result.
+///
+/// Each question is kept as its text: which questions a client can be asked is the client's
+/// to judge (a method it cannot answer is refused as its handlers would refuse it, not read
+/// as a malformed result); [`read_question`] reads one.
+#[derive(Debug, Default)]
+pub struct InputRequired {
+    /// `inputRequests`: the questions, by the keys the answers go back under.
+    pub input_requests: RawEntries,
+    /// `requestState`: opaque state to send back with the answers.
+    pub request_state: Option<String>,
+}
+
+impl InputRequired {
+    /// Whether the result asks for nothing and keeps no state: no retry could differ.
+    pub fn is_empty(&self) -> bool {
+        self.input_requests.is_empty() && self.request_state.is_none()
+    }
+}
+
+/// Why a result does not read.
+#[derive(Debug)]
+pub enum AnswerError {
+    /// `resultType` names no kind of result this library knows.
+    UnknownResultType(String),
+    /// A result that had to be complete is of another kind.
+    NotComplete(ResultType),
+    /// The result, or a member of it, is not of its type.
+    Mismatch(Mismatch),
+}
+
+impl std::fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownResultType(kind) => write!(f, "unknown resultType {kind:?}"),
+            Self::NotComplete(kind) => write!(f, "resultType {:?} where only a complete result can be", kind.as_str()),
+            Self::Mismatch(m) => m.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AnswerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::UnknownResultType(_) | Self::NotComplete(_) => None,
+            Self::Mismatch(m) => Some(m.json_error()),
+        }
+    }
+}
+
+/// The kind of a result, as `resultType` tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultType {
+    /// `complete`, or no `resultType`.
+    Complete,
+    /// `input_required`.
+    InputRequired,
+    /// `task`.
+    Task,
+}
+
+impl ResultType {
+    /// How `resultType` writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => COMPLETE,
+            Self::InputRequired => INPUT_REQUIRED,
+            Self::Task => TASK,
+        }
+    }
+}
+
+/// What is looked at before a result is read: its kind, and whether it has a `task` member
+/// (a 2025-11-25 task). Every other member is skipped unread.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(rename = "resultType", borrow, default)]
+    result_type: Option<Cow<'a, str>>,
+    #[serde(default)]
+    task: Option<IgnoredAny>,
+}
+
+fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
+    // Not an object: no kind to find, and reading it as its type says what is wrong.
+    if !raw.get().starts_with('{') {
+        return Ok(Peek { result_type: None, task: None });
+    }
+    serde_json::from_str(raw.get()).map_err(|e| AnswerError::Mismatch(Mismatch::new(None, e)))
+}
+
+/// The kind of a result (`resultType`; absent or null means complete).
+pub fn result_type(raw: &RawValue) -> Result<ResultType, AnswerError> {
+    Ok(match peek(raw)?.result_type.as_deref() {
+        None | Some(COMPLETE) => ResultType::Complete,
+        Some(INPUT_REQUIRED) => ResultType::InputRequired,
+        Some(TASK) => ResultType::Task,
+        Some(other) => return Err(AnswerError::UnknownResultType(other.to_owned())),
+    })
+}
+
+/// Reads a result: as a `T` when complete, or as what else it says it is. With
+/// `legacy_task`, a result with a `task` member and no `resultType` is a task (the answer of
+/// a 2025-11-25 task-augmented request).
+pub fn read<T: DeserializeOwned>(raw: &RawValue, legacy_task: bool) -> Result<Answer<T>, AnswerError> {
+    let peeked = peek(raw)?;
+    let kind = match peeked.result_type.as_deref() {
+        None if legacy_task && peeked.task.is_some() => ResultType::Task,
+        None | Some(COMPLETE) => ResultType::Complete,
+        Some(INPUT_REQUIRED) => ResultType::InputRequired,
+        Some(TASK) => ResultType::Task,
+        Some(other) => return Err(AnswerError::UnknownResultType(other.to_owned())),
+    };
+    let text = raw.get();
+    Ok(match kind {
+        ResultType::Complete => Answer::Complete(mismatch::from_str(text).map_err(AnswerError::Mismatch)?),
+        ResultType::Task => Answer::Task(Box::new(mismatch::from_str(text).map_err(AnswerError::Mismatch)?)),
+        ResultType::InputRequired => {
+            Answer::InputRequired(mismatch::from_str::<InputRequiredWire>(text).map_err(AnswerError::Mismatch)?.into())
+        }
+    })
+}
+
+/// Reads a complete result as a `T` (no other kind is accepted).
+pub fn read_complete<T: DeserializeOwned>(raw: &RawValue) -> Result<T, AnswerError> {
+    match result_type(raw)? {
+        ResultType::Complete => mismatch::from_str(raw.get()).map_err(AnswerError::Mismatch),
+        other => Err(AnswerError::NotComplete(other)),
+    }
+}
+
+/// How `input_required` is written; `null` members read as absent.
+#[derive(Deserialize)]
+struct InputRequiredWire {
+    #[serde(rename = "inputRequests", default, deserialize_with = "entries")]
+    input_requests: Option<RawEntries>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+/// An object's members in their order, each value kept as its text (`null`: none).
+fn entries<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawEntries>, D::Error> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Option<RawEntries>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry()? {
+                entries.push(entry);
+            }
+            Ok(Some(entries))
+        }
+    }
+    d.deserialize_any(Entries)
+}
+
+impl From<InputRequiredWire> for InputRequired {
+    fn from(wire: InputRequiredWire) -> Self {
+        Self { input_requests: wire.input_requests.unwrap_or_default(), request_state: wire.request_state }
+    }
+}
+
+/// Why a question of an `input_required` result cannot be answered as asked.
+#[derive(Debug)]
+pub enum QuestionError {
+    /// It names no method.
+    NoMethod,
+    /// It names a method that is no question to a client (`method` as named).
+    NotAQuestion(String),
+    /// Its params are not those of its method.
+    Mismatch(Mismatch),
+}
+
+/// Reads one question of an `input_required` result: `sampling/createMessage`,
+/// `elicitation/create` or `roots/list`.
+pub fn read_question(raw: &RawValue) -> Result<crate::message::ServerRequest, QuestionError> {
+    use crate::method::Method;
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow, default)]
+        method: Option<Cow<'a, str>>,
+    }
+    let named: Named<'_> =
+        serde_json::from_str(raw.get()).map_err(|e| QuestionError::Mismatch(Mismatch::new(None, e)))?;
+    let method = named.method.ok_or(QuestionError::NoMethod)?;
+    if !matches!(Method::parse(&method), Some(Method::CreateMessage | Method::Elicit | Method::ListRoots)) {
+        return Err(QuestionError::NotAQuestion(method.into_owned()));
+    }
+    mismatch::from_str(raw.get()).map_err(QuestionError::Mismatch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ServerRequest;
+    use crate::types::{CallToolResult, ContentBlock, TaskStatus};
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn each_kind_of_result_reads_as_itself() {
+        let complete = raw(r#"{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}"#);
+        let Answer::Complete(result) = read::<CallToolResult>(&complete, false).unwrap() else { panic!() };
+        assert_eq!(result.content, vec![ContentBlock::text("hi")]);
+        // Legacy results have no resultType.
+        assert!(matches!(read::<CallToolResult>(&raw(r#"{"content":[]}"#), false), Ok(Answer::Complete(_))));
+
+        let asked =
+            raw(r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s"}"#);
+        let Answer::InputRequired(input) = read::<CallToolResult>(&asked, false).unwrap() else { panic!() };
+        assert_eq!(input.request_state.as_deref(), Some("s"));
+        assert_eq!(input.input_requests.len(), 1);
+        assert!(matches!(read_question(&input.input_requests[0].1), Ok(ServerRequest::ListRoots)));
+        let nulls = raw(r#"{"resultType":"input_required","inputRequests":null,"requestState":null}"#);
+        let Answer::InputRequired(input) = read::<CallToolResult>(&nulls, false).unwrap() else { panic!() };
+        assert!(input.is_empty());
+
+        let modern_task = raw(
+            r#"{"resultType":"task","taskId":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":null}"#,
+        );
+        let Answer::Task(task) = read::<CallToolResult>(&modern_task, false).unwrap() else { panic!() };
+        assert_eq!((task.task.task_id.as_str(), task.task.status), ("t", TaskStatus::Working));
+
+        let legacy_task = raw(
+            r#"{"task":{"taskId":"u","status":"working","createdAt":"2025-01-01T00:00:00Z","lastUpdatedAt":"2025-01-01T00:00:00Z","ttl":null}}"#,
+        );
+        assert!(matches!(read::<CallToolResult>(&legacy_task, true), Ok(Answer::Task(t)) if t.task.task_id == "u"));
+        // Not asked for, a task member is just a member: the result reads as the request's.
+        let Ok(Answer::Complete(result)) = read::<serde_json::Value>(&legacy_task, false) else { panic!() };
+        assert!(result["task"].is_object());
+    }
+
+    #[test]
+    fn what_does_not_read_says_why() {
+        let unknown = read::<CallToolResult>(&raw(r#"{"resultType":"later"}"#), false).unwrap_err();
+        assert!(matches!(&unknown, AnswerError::UnknownResultType(k) if k == "later"), "{unknown}");
+        let wrong = read::<CallToolResult>(&raw(r#"{"content":"nope"}"#), false).unwrap_err();
+        let AnswerError::Mismatch(m) = &wrong else { panic!("{wrong}") };
+        assert_eq!(m.path(), Some("content"));
+        let asked = read::<CallToolResult>(&raw(r#"{"resultType":"input_required","inputRequests":[]}"#), false);
+        assert!(matches!(asked, Err(AnswerError::Mismatch(_))));
+        let task = read_complete::<CallToolResult>(&raw(r#"{"resultType":"task"}"#));
+        assert!(matches!(task, Err(AnswerError::NotComplete(ResultType::Task))));
+
+        assert!(matches!(read_question(&raw("{}")), Err(QuestionError::NoMethod)));
+        assert!(
+            matches!(read_question(&raw(r#"{"method":"tasks/get"}"#)), Err(QuestionError::NotAQuestion(m)) if m == "tasks/get")
+        );
+        let bad = raw(r#"{"method":"sampling/createMessage","params":{"messages":"nope","maxTokens":1}}"#);
+        assert!(matches!(read_question(&bad), Err(QuestionError::Mismatch(_))));
+    }
+}
