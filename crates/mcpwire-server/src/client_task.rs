@@ -16,9 +16,9 @@ use mcpwire_protocol::{Method, RequestId};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::context::ask;
 use crate::error::{AskError, HandlerResult};
 use crate::link::{now, Link, Sink};
+use crate::question::ask;
 
 /// The shortest poll interval honoured (a client suggesting less is polled at this pace).
 const MIN_POLL: Duration = Duration::from_millis(10);

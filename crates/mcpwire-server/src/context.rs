@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use mcpwire_protocol::engine::progress::{ProgressError, ProgressTracker};
 use mcpwire_protocol::engine::rounds::InputRound;
-use mcpwire_protocol::engine::{missing_capability, NotAsked, Scope, SendOptions};
+use mcpwire_protocol::engine::{missing_capability, Scope};
 use mcpwire_protocol::message::ServerRequest;
 use mcpwire_protocol::types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
@@ -34,8 +34,9 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::client_task;
-use crate::error::{AskError, HandlerError, HandlerResult};
-use crate::link::{now, Link, Sink};
+use crate::error::{AskError, HandlerError};
+use crate::link::{Link, Sink};
+use crate::question::ask;
 use crate::state::StateMap;
 use crate::tasks::{related_task_meta, TaskLink};
 
@@ -492,72 +493,3 @@ impl Context {
         }
     }
 }
-
-/// Withdraws a question when its waiting future is dropped before the answer.
-struct Withdraw<'a> {
-    link: &'a Link,
-    id: Option<RequestId>,
-    reply: Option<&'a Sink>,
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let (_, out) = self.link.run(|peer| peer.cancel(&id, "the server no longer needs the answer"));
-            self.link.send_now(out.transmits, self.reply);
-        }
-    }
-}
-
-/// Sends `question` to the client on `link` (while serving `related`) and waits for its
-/// answer, at most `timeout`; the engine keeps the deadline, and the waiting side wakes it
-/// when the deadline passes.
-pub(crate) async fn ask(
-    link: &Link,
-    question: &ServerRequest,
-    meta: Option<&Meta>,
-    related: Option<RequestId>,
-    reply: Option<&Sink>,
-    timeout: Duration,
-) -> HandlerResult<Value> {
-    let (tx, mut rx) = tokio::sync::oneshot::channel();
-    let options = SendOptions { timeout: Some(timeout), cancel_on_timeout: true, progress: false, related };
-    let (sent, out) = link.run(|peer| peer.request(question, meta, options, tx, now()));
-    link.settle(out.events, reply);
-    let id = match sent {
-        Ok(id) => id,
-        Err(NotAsked::MissingCapability(name)) => return Err(AskError::Unsupported(name).into()),
-        Err(NotAsked::NoSession) => return Err(AskError::NoSession.into()),
-    };
-    let mut guard = Withdraw { link, id: Some(id), reply };
-    if !link.send(out.transmits, reply).await {
-        return Err(AskError::Closed.into());
-    }
-    let deadline = tokio::time::Instant::now() + timeout;
-    let outcome = match tokio::time::timeout_at(deadline, &mut rx).await {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            // The deadline passed: the engine fails the question and tells the client.
-            let (_, out) = link.run(|peer| peer.handle_timeout(now()));
-            link.settle(out.events, reply);
-            link.send(out.transmits, reply).await;
-            rx.await
-        }
-    };
-    guard.id = None;
-    use mcpwire_protocol::engine::Failure;
-    let method = question.method();
-    match outcome {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(Failure::Error(e))) => Err(HandlerError::Protocol(e)),
-        Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut(method).into()),
-        Ok(Err(Failure::Malformed(detail))) => Err(AskError::malformed(method, InvalidAnswer(detail)).into()),
-        Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed.into()),
-    }
-}
-
-/// What the engine found wrong with an answer of the client's (its shape checked against
-/// the question's result type).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct InvalidAnswer(String);

@@ -25,14 +25,19 @@
 #[doc(hidden)]
 pub use authoring::glue as __private;
 
-// Layers, each file importing only the ones above it:
-//   shared, error, scopes, link (the engine behind its lock, and the sinks) ->
-//   state, tasks/{config, store, runtime} -> context -> roots -> server/registry ->
+// Layers, each file importing only the ones above it (the `Server` near the top):
+//   shared/{error, bus, presence, changes}, error, refusal, answer, panic, scopes, link (the
+//   engine behind its lock, and the sinks) -> question (one question to the client, awaited), client_task ->
+//   state, tasks/{clock, store, config, runtime, shared} (the runtime holds its sharing, whose
+//   listener acts on the runtime) -> context, tasks/link (the context holds the link to its
+//   task, whose questions go through the context) -> roots -> server/{validation, registry} ->
 //   apps/{error, meta, tool, capability} -> authoring ->
-//   apps/{resource, mod}, handles (each adds methods to `ToolDef`) -> server/{validation, config, mod},
-//   middleware/{request, response} (the server holds its middleware stack, whose requests
-//   carry the server) ->
-//   admission, answer, panic, tasks/{run, methods}, dispatch -> middleware/stack -> connection -> session
+//   apps/{resource, mod}, handles (each adds methods to `ToolDef`) -> server/{config, mod},
+//   middleware/{mod, request, response} (the server holds its middleware stack, whose requests
+//   carry the server) -> server/{access, mount, changes, tasks} (methods of the server),
+//   the middleware layers ->
+//   admission, tasks/{run, methods}, dispatch -> middleware/stack ->
+//   server/builder, connection -> session
 mod admission;
 mod answer;
 pub mod apps;
@@ -46,6 +51,7 @@ pub mod handles;
 mod link;
 pub mod middleware;
 mod panic;
+mod question;
 mod refusal;
 pub mod roots;
 mod scopes;

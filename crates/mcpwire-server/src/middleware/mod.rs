@@ -44,10 +44,15 @@ pub use rate_limit::{RateLimit, RateLimitLayer, RATE_LIMITED};
 pub use request::McpRequest;
 pub use response::McpResponse;
 pub use result_size::{ResultSize, ResultSizeLayer};
-pub(crate) use stack::{serve, Layers, Stack};
+pub(crate) use stack::{serve, Layers};
 pub use timeout::{Timeout, TimeoutLayer};
 pub use trace::{Tracing, TracingLayer};
 pub use visibility::{Item, Visibility, VisibilityLayer};
 
 /// The error type of the middleware stack: any error, boxed (tower's convention).
 pub type BoxError = tower::BoxError;
+
+/// The handling of a request with its layers, type-erased. Here, beside the request and
+/// response it carries, and not with the code that builds and runs it: the server holds
+/// one, and that code needs the server.
+pub(crate) type Stack = tower::util::BoxCloneSyncService<McpRequest, McpResponse, BoxError>;

@@ -12,18 +12,14 @@ use mcpwire_protocol::engine::ServedRequest;
 use mcpwire_protocol::message::{ClientRequest, ServerResult};
 use mcpwire_protocol::types::CallToolResult;
 use mcpwire_protocol::ErrorObject;
-use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
 
-use super::{BoxError, McpRequest, McpResponse};
+use super::{BoxError, McpRequest, McpResponse, Stack};
 use crate::answer::Answer;
 use crate::context::Context;
 use crate::dispatch::dispatch;
 use crate::panic::{self, Culprit, Subject};
 use crate::server::Server;
-
-/// The handling of a request with its layers, type-erased.
-pub(crate) type Stack = BoxCloneSyncService<McpRequest, McpResponse, BoxError>;
 
 /// One layer as the builder keeps it: what wraps the stack built so far.
 type Wrap = Arc<dyn Fn(Stack) -> Stack + Send + Sync>;

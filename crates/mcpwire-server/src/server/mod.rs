@@ -1,15 +1,21 @@
 //! The server: what it offers, and how it is changed at runtime.
 //!
-//! - [`config`]: its settings, and the builder.
+//! - [`config`]: its settings; [`builder`]: the builder.
 //! - [`registry`]: the tools, resources, templates and prompts, with their handlers.
+//! - [`changes`], [`tasks`]: its changes and its tasks shared with the other instances of a
+//!   deployment, and what the application reads of its tasks.
 
 mod access;
+mod builder;
+mod changes;
 mod config;
 mod mount;
 pub(crate) mod registry;
+mod tasks;
 mod validation;
 
-pub use config::{BuildError, ServerBuilder, ServerConfig};
+pub use builder::{BuildError, ServerBuilder};
+pub use config::ServerConfig;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -88,11 +94,6 @@ impl Server {
     /// This server, without keeping it alive (see [`WeakServer`]).
     pub fn downgrade(&self) -> WeakServer {
         WeakServer { inner: Arc::downgrade(&self.inner) }
-    }
-
-    /// Starts building a server with a name and a version.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder::new(name, version)
     }
 
     /// The server's info.

@@ -1,22 +1,19 @@
 //! The server's changes shared between instances: a resource updated or a list changed on one
-//! instance is announced to the clients of every instance.
+//! instance is announced to the clients of every instance. Here: the bus topic, the messages
+//! and the publishing side a server keeps; [`crate::Server::share_changes`] starts the sharing.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::OnceLock;
 
-use futures::StreamExt;
 use mcpwire_protocol::engine::Change;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-
-use super::{Bus, StoreError};
-use crate::server::{Server, ServerInner};
 
 /// The bus topic of the servers' changes.
 pub const CHANGES_TOPIC: &str = "changes";
 
 /// How this instance publishes its changes.
 pub(crate) struct SharedChanges {
-    publish: mpsc::UnboundedSender<Change>,
+    pub(crate) publish: mpsc::UnboundedSender<Change>,
 }
 
 impl SharedChanges {
@@ -27,7 +24,8 @@ impl SharedChanges {
     }
 }
 
-fn encode(origin: &str, change: &Change) -> Vec<u8> {
+/// The message that carries `change`, made on instance `origin`, to the others.
+pub(crate) fn encode(origin: &str, change: &Change) -> Vec<u8> {
     let change = match change {
         Change::Tools => json!("tools"),
         Change::Prompts => json!("prompts"),
@@ -39,7 +37,7 @@ fn encode(origin: &str, change: &Change) -> Vec<u8> {
 
 /// The change in a message, and the instance that published it; `None` for a message this
 /// version does not know (a newer instance's, during a rolling upgrade): it is skipped.
-fn decode(message: &[u8]) -> Option<(String, Change)> {
+pub(crate) fn decode(message: &[u8]) -> Option<(String, Change)> {
     let value: Value = serde_json::from_slice(message).ok()?;
     let origin = value.get("origin")?.as_str()?.to_owned();
     let change = match value.get("change")? {
@@ -50,49 +48,6 @@ fn decode(message: &[u8]) -> Option<(String, Change)> {
         _ => return None,
     };
     Some((origin, change))
-}
-
-impl Server {
-    /// Shares this server's changes with the other instances of the deployment on `bus`:
-    /// what changes here ([`Server::notify_resource_updated`], a tool, prompt or resource
-    /// added or removed) is published, and what another instance publishes is announced to
-    /// this instance's clients (their subscriptions and revisions decide, as for a local
-    /// change). Call it once, within a tokio runtime; a second call is refused.
-    ///
-    /// Delivery is the bus's: at most once, to the instances running when the change is made.
-    pub async fn share_changes(&self, bus: Arc<dyn Bus>) -> Result<(), StoreError> {
-        let mut heard = bus.subscribe(CHANGES_TOPIC).await?;
-        let origin = mcpwire_protocol::id::random_id();
-        let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
-        let shared = SharedChanges { publish: tx };
-        if self.inner.shared_changes.set(shared).is_err() {
-            return Err(StoreError::corrupt("share_changes", "this server already shares its changes"));
-        }
-        let publisher = bus.clone();
-        let publishing_origin = origin.clone();
-        tokio::spawn(async move {
-            while let Some(change) = rx.recv().await {
-                if let Err(e) = publisher.publish(CHANGES_TOPIC, encode(&publishing_origin, &change)).await {
-                    tracing::warn!(error = %e, "a change could not be shared with the other instances");
-                }
-            }
-        });
-        let weak: Weak<ServerInner> = Arc::downgrade(&self.inner);
-        tokio::spawn(async move {
-            while let Some(message) = heard.next().await {
-                let Some(inner) = weak.upgrade() else { break };
-                match decode(&message) {
-                    Some((from, _)) if from == origin => {}
-                    // Told to this instance's clients only: it was published where it was made.
-                    Some((_, change)) => {
-                        let _ = inner.changes.send(change);
-                    }
-                    None => tracing::debug!("a message on the changes topic was not understood; skipped"),
-                }
-            }
-        });
-        Ok(())
-    }
 }
 
 /// The slot a server keeps its sharing in, set once.

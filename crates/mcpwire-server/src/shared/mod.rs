@@ -6,7 +6,7 @@
 //! one Redis. Without a shared store every instance keeps its own state in memory.
 
 mod bus;
-mod changes;
+pub(crate) mod changes;
 mod error;
 mod presence;
 

@@ -8,8 +8,8 @@ use mcpwire_protocol::types::{EmptyResult, ListTasksResult, PaginatedParams};
 use mcpwire_protocol::Method;
 use serde_json::{json, Map, Value};
 
+use super::link::related_task_meta;
 use super::run::owner;
-use super::runtime::related_task_meta;
 use crate::context::Context;
 use crate::refusal::Refusal;
 use crate::server::Server;

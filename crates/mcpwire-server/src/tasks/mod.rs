@@ -36,6 +36,7 @@
 
 mod clock;
 mod config;
+mod link;
 mod methods;
 mod run;
 mod runtime;
@@ -48,25 +49,8 @@ pub use mcpwire_protocol::engine::task::{TaskChange, TaskOutcome, TaskRecord, Ta
 pub use shared::{TASKS_TOPIC, TASK_RUNNER_STOPPED};
 pub use store::{now_ms, InMemoryTaskStore, TaskPage, TaskStore};
 
+pub(crate) use link::{related_task_meta, TaskLink};
 pub(crate) use methods::dispatch;
 pub(crate) use run::{handler_token, plan_tool_call, run_modern_tool, start_tool_task, ToolPlan};
-pub(crate) use runtime::{related_task_meta, TaskLink, TaskRuntime};
-
-use std::sync::Arc;
-
-impl crate::Server {
-    /// The task store, when tasks are enabled ([`crate::ServerBuilder::tasks`]).
-    pub fn task_store(&self) -> Option<Arc<dyn TaskStore>> {
-        self.inner.tasks.as_ref().map(|t| t.store.clone())
-    }
-
-    /// Whether tasks are enabled.
-    pub fn tasks_enabled(&self) -> bool {
-        self.inner.tasks.is_some()
-    }
-
-    /// How many task handlers run on this server now.
-    pub fn running_tasks(&self) -> usize {
-        self.inner.tasks.as_ref().map_or(0, |t| t.running())
-    }
-}
+pub(crate) use runtime::TaskRuntime;
+pub(crate) use shared::share_tasks;

@@ -12,7 +12,8 @@ use mcpwire_protocol::types::{CallToolResult, CreateTaskResult, JsonObject, Task
 use mcpwire_protocol::{ErrorObject, Method, ProtocolVersion};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::runtime::{TaskLink, TaskRuntime};
+use super::link::TaskLink;
+use super::runtime::TaskRuntime;
 use crate::answer::Answer;
 use crate::context::Context;
 use crate::error::HandlerResult;

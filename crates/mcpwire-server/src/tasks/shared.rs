@@ -19,7 +19,6 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::runtime::TaskRuntime;
-use crate::server::Server;
 use crate::shared::{Bus, LeaseGuard, Presence, StoreError};
 
 /// The bus topic of task news.
@@ -86,44 +85,30 @@ impl SharedTasks {
     }
 }
 
-impl Server {
-    /// Shares this server's tasks with the other instances of the deployment, for a task
-    /// store they share ([`crate::ServerBuilder::task_store`]): a task made on any instance
-    /// is polled, awaited (`tasks/result`) and cancelled on any other.
-    ///
-    /// - Task news travels on `bus` (topic [`TASKS_TOPIC`]): a change made here wakes the
-    ///   `tasks/result` waiting on the others, and tells a status change to the connection
-    ///   that owns the task, wherever it is; a `tasks/cancel` stops the handler on whichever
-    ///   instance runs it.
-    /// - The instance holding `lease` ([`crate::shared::Instance::keep_alive`]) records itself as the runner
-    ///   of each task it starts, and keeps its lease while the guard lives: drop it only when
-    ///   the instance stops (its tasks are then failed by the others). Every half lease,
-    ///   each instance fails the running tasks of instances whose lease ran out, with the
-    ///   status message [`TASK_RUNNER_STOPPED`]: a task of an instance that stopped does not
-    ///   stay `working` for ever.
-    ///
-    /// Does nothing for a server without tasks. Call it once, within a tokio runtime, before
-    /// the server serves (tasks made before are not shared); a second call is refused.
-    pub async fn share_tasks(&self, bus: Arc<dyn Bus>, lease: &LeaseGuard) -> Result<(), StoreError> {
-        let Some(runtime) = self.inner.tasks.clone() else { return Ok(()) };
-        if runtime.shared.get().is_some() {
-            return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
-        }
-        // Subscribed before anything is published: no news of a task made from now on is missed.
-        let heard = bus.subscribe(TASKS_TOPIC).await?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let shared = SharedTasks { instance: lease.instance().into(), publish: tx };
-        let (presence, every) = (lease.presence().clone(), (lease.lease() / 2).max(MIN_SWEEP));
-        if runtime.shared.set(shared).is_err() {
-            return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
-        }
-        let origin = lease.instance().to_owned();
-        tokio::spawn(publish(bus, origin.clone(), rx));
-        let weak = Arc::downgrade(&runtime);
-        tokio::spawn(listen(heard, origin.clone(), weak.clone()));
-        tokio::spawn(sweep_every(weak, origin, presence, every));
-        Ok(())
+/// Shares the tasks of `runtime` with the other instances of the deployment: what
+/// [`crate::Server::share_tasks`] does for a server with tasks.
+pub(crate) async fn share_tasks(
+    runtime: Arc<TaskRuntime>,
+    bus: Arc<dyn Bus>,
+    lease: &LeaseGuard,
+) -> Result<(), StoreError> {
+    if runtime.shared.get().is_some() {
+        return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
     }
+    // Subscribed before anything is published: no news of a task made from now on is missed.
+    let heard = bus.subscribe(TASKS_TOPIC).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let shared = SharedTasks { instance: lease.instance().into(), publish: tx };
+    let (presence, every) = (lease.presence().clone(), (lease.lease() / 2).max(MIN_SWEEP));
+    if runtime.shared.set(shared).is_err() {
+        return Err(StoreError::corrupt("share_tasks", "this server already shares its tasks"));
+    }
+    let origin = lease.instance().to_owned();
+    tokio::spawn(publish(bus, origin.clone(), rx));
+    let weak = Arc::downgrade(&runtime);
+    tokio::spawn(listen(heard, origin.clone(), weak.clone()));
+    tokio::spawn(sweep_every(weak, origin, presence, every));
+    Ok(())
 }
 
 /// Publishes this instance's news, in order, until the runtime is gone.
