@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Commands are argv arrays relative to the repository root; `{port}` is replaced by a free
-//! port. `path` (default `/mcp`) is the endpoint's path; `setup` is a note for humans.
+//! port. `path` (default `/mcp`) is the endpoint's path; `tool` (default `echo`) the name of
+//! the echo tool in HTTP calls (a gateway prefixes it); `setup` is a note for humans.
 
 use crate::process;
 use anyhow::{bail, Context as _, Result};
@@ -50,6 +51,10 @@ pub struct ServerSpec {
     /// Path of the MCP endpoint.
     #[serde(default = "default_path")]
     pub path: String,
+    /// The name of the echo tool the HTTP measurements call (default `echo`; a gateway
+    /// serves it under a prefix, `s_echo`). stdio measurements always call `echo`.
+    #[serde(default)]
+    pub tool: Option<String>,
     /// How to prepare it (a note shown in the report).
     #[serde(default)]
     pub setup: Option<String>,
@@ -83,6 +88,14 @@ pub fn parse(text: &str) -> Result<BenchConfig> {
                 bail!("server {:?}: stateless_protocol {p:?} is not a revision like 2026-07-28", s.name);
             }
         }
+        if let Some(tool) = &s.tool {
+            if tool.is_empty() {
+                bail!("server {:?}: tool must not be empty", s.name);
+            }
+            if tool != crate::mcp::TOOL && s.stdio.is_some() {
+                bail!("server {:?}: tool {tool:?} applies to HTTP only; stdio measurements call echo", s.name);
+            }
+        }
         if !s.path.starts_with('/') {
             bail!("server {:?}: path {:?} must start with /", s.name, s.path);
         }
@@ -108,6 +121,11 @@ impl ServerSpec {
             .into_iter()
             .filter_map(|(k, c)| c.as_ref().map(|c| (k, c)))
             .collect()
+    }
+
+    /// The name of the echo tool HTTP calls use (`echo` when not given).
+    pub fn tool(&self) -> &str {
+        self.tool.as_deref().unwrap_or(crate::mcp::TOOL)
     }
 
     /// The revision stateless calls use (2026-07-28 when not given).
@@ -169,6 +187,7 @@ mod tests {
         let pipe = &c.servers[1];
         assert_eq!(pipe.stateless_protocol(), "2026-07-28");
         assert_eq!(pipe.setup.as_deref(), Some("nothing"));
+        assert_eq!(pipe.tool(), "echo");
         assert_eq!(pipe.missing(Path::new("/")), None);
         assert_eq!(mcp.missing(Path::new("/nonexistent")).unwrap(), "http_sessions: target/release/mcp not found");
     }
@@ -181,6 +200,10 @@ mod tests {
         assert!(format!("{:#}", parse(no_port).unwrap_err()).contains("{port}"));
         let bad_rev = "[[server]]\nname='a'\nversion='1'\nstateless_protocol='latest'\n";
         assert!(format!("{:#}", parse(bad_rev).unwrap_err()).contains("revision"));
+        let tool_over_stdio = "[[server]]\nname='a'\nversion='1'\ntool='s_echo'\nstdio=['x']\n";
+        assert!(format!("{:#}", parse(tool_over_stdio).unwrap_err()).contains("HTTP only"));
+        let gateway = "[[server]]\nname='g'\nversion='1'\ntool='s_echo'\nhttp_stateless=['x','{port}']\n";
+        assert_eq!(parse(gateway).unwrap().servers[0].tool(), "s_echo");
         let unknown = "[[server]]\nname='a'\nversion='1'\ncolour='red'\n";
         assert!(parse(unknown).is_err());
     }

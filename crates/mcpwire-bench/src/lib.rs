@@ -24,6 +24,10 @@
 //! 9. **Our client against rmcp's** ([`client_load`]): calls/s and client CPU per call of a
 //!    driver built on each client library, on the same server.
 //!
+//! 10. **Costs measured in the same run** ([`costs`]): typed against raw echo, the tracing
+//!     layer on against off, the gateway against the server it fronts, as ratios between
+//!     servers of one suite run.
+//!
 //! [`suite`] runs all of them against every server of `bench/servers.toml`, servers pinned to
 //! one CPU and the load generator to another, and [`report`] and [`chart`] write
 //! `docs/BENCHMARKS.md` and its SVG charts, with [`compare`]'s figures before and after
@@ -35,6 +39,7 @@ pub mod chart;
 pub mod client_load;
 pub mod compare;
 pub mod config;
+pub mod costs;
 pub mod echo_server;
 pub mod http_client;
 pub mod http_load;

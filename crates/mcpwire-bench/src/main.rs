@@ -57,7 +57,8 @@ enum Command {
         /// Warm-up seconds before each measured window.
         #[arg(long)]
         warmup: Option<f64>,
-        /// Quick check (CI): 1 run of 1 s, clients 1 and 16, 200 sessions, 3 spawns, our servers only.
+        /// Quick check (CI): 1 run of 1 s, clients 1 and 16, 200 sessions, 3 spawns, our servers
+        /// (those of the same-run costs too) and the baselines only.
         #[arg(long)]
         smoke: bool,
         /// Only these servers (comma-separated names).

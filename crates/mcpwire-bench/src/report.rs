@@ -153,6 +153,13 @@ one core of server does.
   broadcaster (`mcpwire-bench baseline-sse`); KiB per stream is the server's RSS growth ÷ N,
   the delivery time runs from the trigger (`tools/call` of `test_touch_resource`, or
   `POST /broadcast`) to the last stream's event.
+- **Costs measured in the same run**: `mcp-typed-echo` (a `#[tool]` function) against
+  `mcp-raw-echo` (a closure over the JSON arguments), `mcp-typed-echo-traced` (the same with
+  `TracingLayer`, no subscriber) against `mcp-typed-echo`, and `mcp-gateway` (`mcp proxy
+  --config` in front of `mcp serve` over stdio, calling `s_echo`) against `mcp`: calls/s and
+  CPU per call of the first over the second, case by case, with the goals of issue 30. The
+  gateway's CPU is its process tree's: the proxy and its upstream child (both on the
+  server's CPU) together.
 - **Baselines**: `baseline-axum` is a plain axum POST endpoint that parses the JSON-RPC body
   with serde_json and answers the same shapes (tokio multi-thread runtime, like the servers);
   `baseline-pipe` does the same over stdin/stdout. They are the ceiling on this machine;
@@ -267,6 +274,8 @@ pub fn tables(results: &SuiteResults, charts: &[String]) -> String {
         }
         md.push('\n');
     }
+
+    md.push_str(&crate::costs::markdown(results));
 
     if let Some(client) = &results.client {
         let _ = writeln!(md, "## Our client against rmcp's client (on `mcp serve`)\n");

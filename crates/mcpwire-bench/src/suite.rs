@@ -20,8 +20,17 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The servers `--smoke` runs (those of them whose commands exist).
-pub const SMOKE_SERVERS: [&str; 3] = ["mcp", "baseline-axum", "baseline-pipe"];
+/// The servers `--smoke` runs (those of them whose commands exist): ours, the baselines, and
+/// those the rows of [`crate::costs`] compare.
+pub const SMOKE_SERVERS: [&str; 7] = [
+    "mcp",
+    "baseline-axum",
+    "baseline-pipe",
+    crate::costs::TYPED_ECHO,
+    crate::costs::RAW_ECHO,
+    crate::costs::TRACED_ECHO,
+    crate::costs::GATEWAY,
+];
 
 /// How a suite runs.
 #[derive(Debug, Clone)]
@@ -662,7 +671,7 @@ impl<'a> ServerBench<'a> {
                     duration: self.opts.duration,
                     pid: Some(server.pid),
                     request_timeout: Duration::from_secs(30),
-                    tool: mcp::TOOL.to_owned(),
+                    tool: self.spec.tool().to_owned(),
                     bearer: None,
                 };
                 let res = http_load::run(&load).await?;
