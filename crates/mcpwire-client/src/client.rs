@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcpwire_protocol::codec::ClientAbilities;
 use mcpwire_protocol::types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     JsonObject, ListRootsResult, LoggingLevel, Root,
@@ -68,79 +69,25 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    /// The 2025-11-25 `tasks` capability: which questions this client answers as tasks
-    /// when asked (those it has a handler for), and that it lists and cancels them.
-    fn task_request_capability(&self, version: ProtocolVersion) -> Option<JsonObject> {
-        if !self.task_requests || version != ProtocolVersion::V2025_11_25 {
-            return None;
-        }
-        let mut requests = JsonObject::new();
-        if self.elicitation.is_some() {
-            requests.insert("elicitation".into(), json!({"create": {}}));
-        }
-        if self.sampling.is_some() {
-            requests.insert("sampling".into(), json!({"createMessage": {}}));
-        }
-        if requests.is_empty() {
-            return None;
-        }
-        let tasks = json!({"list": {}, "cancel": {}, "requests": requests});
-        match tasks {
-            Value::Object(tasks) => Some(tasks),
-            _ => None,
+    /// What this client can answer: a handler for each kind of question, and what it
+    /// declares besides.
+    fn abilities(&self) -> ClientAbilities {
+        ClientAbilities {
+            sampling: self.sampling.is_some(),
+            sampling_tools: self.sampling_tools,
+            elicitation: self.elicitation.is_some(),
+            elicitation_url: self.elicitation_url,
+            roots: self.roots.is_some(),
+            tasks_extension: self.tasks,
+            task_requests: self.task_requests,
+            extensions: self.extensions.clone(),
         }
     }
 
     /// The capabilities declared to a server of revision `version`: what has a handler,
-    /// in the shape that revision defines.
+    /// in the shape that revision defines (the codec's [`ClientAbilities::capabilities`]).
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
-        let empty = JsonObject::new;
-        let object = |v: Value| match v {
-            Value::Object(m) => m,
-            _ => JsonObject::new(),
-        };
-        let elicitation = if version >= ProtocolVersion::V2025_11_25 {
-            let mut modes = json!({"form": {}});
-            if self.elicitation_url {
-                modes["url"] = json!({});
-            }
-            Some(object(modes))
-        } else if version >= ProtocolVersion::V2025_06_18 {
-            Some(empty())
-        } else {
-            None
-        };
-        ClientCapabilities {
-            // Sampling with tools is 2025-11-25 and later; the handler then gets `tools`/`toolChoice`.
-            sampling: self.sampling.as_ref().map(|_| {
-                if self.sampling_tools && version >= ProtocolVersion::V2025_11_25 {
-                    object(json!({"tools": {}}))
-                } else {
-                    empty()
-                }
-            }),
-            elicitation: self.elicitation.as_ref().and(elicitation),
-            // `listChanged` is legacy only: 2026-07-28 has no roots notifications.
-            roots: self.roots.as_ref().map(|_| {
-                if version.is_modern() {
-                    empty()
-                } else {
-                    object(json!({"listChanged": true}))
-                }
-            }),
-            // 2026-07-28: tasks are an extension the client declares on every request. (The
-            // 2025-11-25 `tasks` capability describes a client that runs tasks for the server,
-            // declared when asked for: requesting tasks needs no capability there.)
-            extensions: {
-                let mut extensions = self.extensions.clone();
-                if self.tasks && version.is_modern() {
-                    extensions.insert(mcpwire_protocol::types::TASKS_EXTENSION.into(), json!({}));
-                }
-                (!extensions.is_empty()).then_some(extensions)
-            },
-            tasks: self.task_request_capability(version),
-            ..ClientCapabilities::default()
-        }
+        self.abilities().capabilities(version)
     }
 }
 

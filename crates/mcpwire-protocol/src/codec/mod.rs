@@ -10,10 +10,12 @@
 //! validate the output against each revision's official schema with extra members forbidden.
 
 pub mod answer;
+mod client_capabilities;
 mod read;
 mod shape;
 mod write;
 
+pub use client_capabilities::ClientAbilities;
 pub use read::{read_from_client, read_from_server};
 pub use shape::{
     encode_call_tool_result, is_cacheable, shape_content, shape_implementation, shape_notification_params,

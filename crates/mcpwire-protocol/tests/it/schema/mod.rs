@@ -189,3 +189,31 @@ fn schemas_hold_no_examples() {
         );
     }
 }
+
+/// The client's capabilities, as the codec writes them for each revision, are that
+/// revision's `ClientCapabilities` (strictly: nothing it does not define).
+#[test]
+fn client_capabilities_are_each_revisions_shape() {
+    use mcpwire_protocol::codec::ClientAbilities;
+    use mcpwire_protocol::ProtocolVersion;
+    let everything = ClientAbilities {
+        sampling: true,
+        sampling_tools: true,
+        elicitation: true,
+        elicitation_url: true,
+        roots: true,
+        tasks_extension: true,
+        task_requests: true,
+        extensions: Default::default(),
+    };
+    let some = ClientAbilities { elicitation: true, roots: true, ..ClientAbilities::default() };
+    for version in ProtocolVersion::ALL {
+        let rev = Revision::load(version.as_str());
+        for abilities in [&everything, &some, &ClientAbilities::default()] {
+            let written = serde_json::to_value(abilities.capabilities(version)).unwrap();
+            if let Err(e) = rev.check("ClientCapabilities", &written) {
+                panic!("[{version}] {written}: {e}");
+            }
+        }
+    }
+}
