@@ -76,7 +76,7 @@ gateway() {
       after=0; [[ -n $child ]] && after=$(ticks "$child")
       calls=$(echo "$result" | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"])')
       upstream=$(python3 -c "print(f'{($after-$before)/$TCK*1e6/max($calls,1):.2f}')")
-      echo "round $round, $setup: $(echo "$result" | summary), upstream CPU $upstream us/call"
+      echo "round $round, $setup: $(echo "$result" | summary) (the process and its children), of which the upstream $upstream us/call"
       kill "$pid"; wait "$pid" 2>/dev/null || true
     done
   done
