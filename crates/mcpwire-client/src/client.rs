@@ -4,8 +4,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use mcpwire_protocol::codec::ClientAbilities;
 use mcpwire_protocol::types::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     JsonObject, ListRootsResult, LoggingLevel, Root,
@@ -16,86 +14,19 @@ use mcpwire_transport::Connection;
 use serde_json::{json, Value};
 
 use crate::error::ClientError;
+use crate::middleware::ClientStack;
 use crate::session::ClientSession;
+use crate::settings::Config;
+pub use crate::settings::{ElicitationHandler, HandlerFuture, NotificationCallback, RootsHandler, SamplingHandler};
 use mcpwire_protocol::message::ServerNotification;
-
-/// What a handler returns: its result, or the JSON-RPC error to answer with.
-pub type HandlerFuture<T> = BoxFuture<'static, Result<T, ErrorObject>>;
-/// Answers `sampling/createMessage`.
-pub type SamplingHandler = Arc<dyn Fn(CreateMessageParams) -> HandlerFuture<CreateMessageResult> + Send + Sync>;
-/// Answers `elicitation/create`.
-pub type ElicitationHandler = Arc<dyn Fn(ElicitParams) -> HandlerFuture<ElicitResult> + Send + Sync>;
-/// Answers `roots/list`.
-pub type RootsHandler = Arc<dyn Fn() -> HandlerFuture<ListRootsResult> + Send + Sync>;
-/// Receives every server notification that is not routed elsewhere (see
-/// [`ClientSession::notifications`]). Runs on the connection's task: keep it short.
-pub type NotificationCallback = Arc<dyn Fn(&ServerNotification) + Send + Sync>;
-
-/// Settings and handlers shared by every session of a client.
-pub(crate) struct Config {
-    /// Where the durations of requests go (the global meter provider as it was when the
-    /// client was built).
-    #[cfg(feature = "opentelemetry")]
-    pub(crate) durations: Option<opentelemetry::metrics::Histogram<f64>>,
-    pub(crate) info: Implementation,
-    pub(crate) pinned: Option<ProtocolVersion>,
-    /// With a pinned legacy revision: accept another legacy revision the server answers.
-    pub(crate) accept_negotiated: bool,
-    /// The sampling handler can answer requests that offer tools (declares `sampling.tools`).
-    pub(crate) sampling_tools: bool,
-    pub(crate) request_timeout: Duration,
-    pub(crate) probe_timeout: Duration,
-    pub(crate) close_grace: Duration,
-    pub(crate) max_input_rounds: usize,
-    pub(crate) max_pages: usize,
-    pub(crate) log_level: Option<LoggingLevel>,
-    pub(crate) sampling: Option<SamplingHandler>,
-    pub(crate) elicitation: Option<ElicitationHandler>,
-    pub(crate) elicitation_url: bool,
-    pub(crate) roots: Option<RootsHandler>,
-    pub(crate) on_notification: Option<NotificationCallback>,
-    /// Declare the tasks extension (2026-07-28) and follow tasks to their end.
-    pub(crate) tasks: bool,
-    /// Answer the server's questions as tasks when it asks (2025-11-25 `tasks.requests`).
-    pub(crate) task_requests: bool,
-    /// How long waiting for a task may take.
-    pub(crate) task_wait: Duration,
-    /// Check structured tool results against the tools' output schemas.
-    pub(crate) validate_outputs: bool,
-    /// The extensions declared besides tasks (`capabilities.extensions`), by id.
-    pub(crate) extensions: JsonObject,
-    /// The layers around the sending of each typed request, if any.
-    pub(crate) stack: Option<crate::middleware::ClientStack>,
-}
-
-impl Config {
-    /// What this client can answer: a handler for each kind of question, and what it
-    /// declares besides.
-    fn abilities(&self) -> ClientAbilities {
-        ClientAbilities {
-            sampling: self.sampling.is_some(),
-            sampling_tools: self.sampling_tools,
-            elicitation: self.elicitation.is_some(),
-            elicitation_url: self.elicitation_url,
-            roots: self.roots.is_some(),
-            tasks_extension: self.tasks,
-            task_requests: self.task_requests,
-            extensions: self.extensions.clone(),
-        }
-    }
-
-    /// The capabilities declared to a server of revision `version`: what has a handler,
-    /// in the shape that revision defines (the codec's [`ClientAbilities::capabilities`]).
-    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
-        self.abilities().capabilities(version)
-    }
-}
 
 /// An MCP client: its identity, settings and handlers. Cheap to clone; connect it to any
 /// number of servers.
 #[derive(Clone)]
 pub struct Client {
     pub(crate) config: Arc<Config>,
+    /// The layers around the sending of each typed request, if any.
+    stack: Option<ClientStack>,
 }
 
 impl std::fmt::Debug for Client {
@@ -137,7 +68,6 @@ impl Client {
                 task_wait: Duration::from_secs(300),
                 validate_outputs: true,
                 extensions: JsonObject::new(),
-                stack: None,
             },
             layers: Default::default(),
         }
@@ -161,7 +91,7 @@ impl Client {
     /// `data.supported`) means modern with another version; any other error, or no answer
     /// within the probe timeout, means legacy (`initialize`, offering 2025-11-25).
     pub async fn connect(&self, connection: Connection) -> Result<ClientSession, ClientError> {
-        ClientSession::start(self.config.clone(), connection, None).await
+        ClientSession::start(self.config.clone(), self.stack.clone(), connection, None).await
     }
 
     /// [`Self::connect`], the session owning `child` (the process behind `connection`):
@@ -171,7 +101,7 @@ impl Client {
         connection: Connection,
         child: Option<mcpwire_transport::child::ChildProcess>,
     ) -> Result<ClientSession, ClientError> {
-        ClientSession::start(self.config.clone(), connection, child).await
+        ClientSession::start(self.config.clone(), self.stack.clone(), connection, child).await
     }
 
     /// Starts a server process and connects to it over its stdin/stdout. Closing the
@@ -183,7 +113,7 @@ impl Client {
     /// [`source`](std::error::Error::source).
     pub async fn spawn(&self, command: &ChildCommand) -> Result<ClientSession, ClientError> {
         let (connection, child) = command.spawn()?;
-        ClientSession::start(self.config.clone(), connection, Some(child)).await
+        ClientSession::start(self.config.clone(), self.stack.clone(), connection, Some(child)).await
     }
 }
 
@@ -396,13 +326,13 @@ impl ClientBuilder {
 
     /// Builds the client.
     pub fn build(self) -> Client {
+        #[allow(unused_mut)]
         let mut config = self.config;
-        config.stack = self.layers.build();
         #[cfg(feature = "opentelemetry")]
         {
             config.durations = Some(crate::trace::durations());
         }
-        Client { config: Arc::new(config) }
+        Client { config: Arc::new(config), stack: self.layers.build() }
     }
 }
 

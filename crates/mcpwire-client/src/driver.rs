@@ -34,8 +34,8 @@ use smallvec::SmallVec;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Config;
 use crate::error::ClientError;
+use crate::settings::Config;
 use crate::task_requests::TaskRequests;
 
 /// Capacity of a listen stream's channel; past it, notifications for that stream are

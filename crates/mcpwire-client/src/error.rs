@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use mcpwire_protocol::{ErrorObject, ProtocolVersion};
 
+/// The error type of the client's layers (see [`crate::middleware`]).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Every way a client operation can fail. Ask with the `is_*` predicates rather than by
 /// matching, where that is enough: variants may be added.
 ///
@@ -28,7 +31,7 @@ pub enum ClientError {
     /// A middleware layer of the client failed the request (its error is the source:
     /// `tower::timeout::error::Elapsed`, say).
     #[error("a client middleware layer failed the request")]
-    Middleware(#[source] crate::middleware::BoxError),
+    Middleware(#[source] BoxError),
     /// No answer in time; the server was sent `notifications/cancelled`.
     #[error("{method} timed out after {timeout:?}")]
     Timeout {

@@ -54,6 +54,7 @@ pub mod middleware;
 mod mrtr;
 mod outputs;
 mod session;
+mod settings;
 pub mod target;
 mod task_requests;
 mod tasks;

@@ -38,8 +38,7 @@ use crate::driver::Outgoing;
 use crate::error::ClientError;
 use crate::session::ClientSession;
 
-/// The error type of the client's layers.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use crate::error::BoxError;
 
 /// One outgoing request, as the client's layers see it.
 pub struct ClientCall {

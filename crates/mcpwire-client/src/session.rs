@@ -19,9 +19,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::client::Config;
 use crate::driver::{drive, Outgoing, ProgressCallback, Shared};
 use crate::error::ClientError;
+use crate::middleware::ClientStack;
+use crate::settings::Config;
 
 /// Per-call settings carried by a [`ClientSession`] handle.
 #[derive(Clone, Default)]
@@ -34,6 +35,8 @@ pub(crate) struct CallOptions {
 
 pub(crate) struct SessionInner {
     pub(crate) shared: Arc<Shared>,
+    /// The layers around the sending of each typed request, if any.
+    stack: Option<ClientStack>,
     driver: Mutex<Option<JoinHandle<()>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
@@ -96,6 +99,7 @@ pub(crate) fn unreadable(method: &str, error: AnswerError) -> ClientError {
 impl ClientSession {
     pub(crate) async fn start(
         config: Arc<Config>,
+        stack: Option<ClientStack>,
         connection: Connection,
         child: Option<ChildProcess>,
     ) -> Result<Self, ClientError> {
@@ -105,6 +109,7 @@ impl ClientSession {
         let session = Self {
             inner: Arc::new(SessionInner {
                 shared,
+                stack,
                 driver: Mutex::new(Some(driver)),
                 writer: Mutex::new(writer),
                 child: tokio::sync::Mutex::new(child),
@@ -217,7 +222,7 @@ impl ClientSession {
     /// One request in the session's revision (the engine adds the modern era's `_meta`); a
     /// `-32022` answer is retried once with a mutually supported version.
     pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Box<RawValue>, ClientError> {
-        if let (Some(stack), Outgoing::Typed(typed)) = (&self.config().stack, &request) {
+        if let (Some(stack), Outgoing::Typed(typed)) = (&self.inner.stack, &request) {
             return crate::middleware::through(stack, self, typed, round).await;
         }
         self.send_direct(request, round, Default::default()).await
