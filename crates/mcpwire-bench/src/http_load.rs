@@ -303,6 +303,25 @@ async fn call(
     }
 }
 
+/// One `tools/call` of `tool` (an echo) on the legacy session `session` (if any), spoken in
+/// `protocol`: the answer checked.
+pub async fn echo_once(
+    conn: &mut Connection,
+    session: Option<&str>,
+    protocol: &str,
+    tool: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut headers = vec![(PROTOCOL_VERSION, header(protocol)?)];
+    if let Some(id) = session {
+        headers.push((SESSION_ID, header(id)?));
+    }
+    let shape = CallShape { headers, protocol: protocol.to_owned(), tool: tool.to_owned() };
+    call(conn, &shape, 1, "one call", timeout).await.map_err(|e| match e {
+        CallError::Connection(e) | CallError::Answer(e) => format!("tools/call: {e}"),
+    })
+}
+
 fn header(value: &str) -> Result<HeaderValue, String> {
     HeaderValue::from_str(value).map_err(|_| format!("{value:?} cannot be an HTTP header value"))
 }

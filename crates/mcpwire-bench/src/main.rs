@@ -156,6 +156,10 @@ enum Command {
         /// Seconds to wait before reading memory.
         #[arg(long, default_value_t = 1.0)]
         settle: f64,
+        /// Make one `tools/call` of `echo` on each session after opening it (memory per
+        /// session after one call, its events kept).
+        #[arg(long)]
+        call: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -536,8 +540,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Sessions { url, count, pid, concurrency, protocol, settle, json } => {
-            let load = SessionsLoad { url, count, concurrency, protocol, pid, settle: secs(settle, "settle")? };
+        Command::Sessions { url, count, pid, concurrency, protocol, settle, call, json } => {
+            let load = SessionsLoad { url, count, concurrency, protocol, pid, settle: secs(settle, "settle")?, call };
             let r = runtime()?.block_on(sessions::run(&load))?;
             print(json, &r, |r| {
                 let mut s = format!(

@@ -1,5 +1,7 @@
 //! Memory per idle legacy session: open N sessions (`initialize` + `notifications/initialized`,
-//! then nothing), and compare the server's resident memory before and after.
+//! then nothing, or with [`SessionsLoad::call`] one `tools/call` of `echo` each, whose
+//! events the server keeps for resumption), and compare the server's resident memory before
+//! and after.
 //!
 //! First one warm-up session per connection is opened (so connection buffers, thread pools
 //! and allocator arenas exist before the "before" reading), then the N measured sessions
@@ -7,7 +9,7 @@
 //! moment to settle before the "after" reading.
 
 use crate::http_client::{Connection, Target};
-use crate::http_load::handshake;
+use crate::http_load::{echo_once, handshake};
 use crate::proc_stats;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,8 @@ pub struct SessionsLoad {
     pub pid: u32,
     /// Pause before reading memory, before and after.
     pub settle: Duration,
+    /// Make one `tools/call` of `echo` on each session after opening it.
+    pub call: bool,
 }
 
 /// What one memory measurement found.
@@ -61,14 +65,14 @@ pub async fn run(load: &SessionsLoad) -> Result<SessionsResult> {
     let target = Target::parse(&load.url).await?;
     let workers = load.concurrency.min(load.count);
     // Warm-up: one session per connection.
-    let warm = open_many(&target, workers, workers, &load.protocol).await;
+    let warm = open_many(&target, workers, workers, &load.protocol, load.call).await;
     if warm.opened == 0 {
         bail!("could not open a single session: {}", warm.first_error.unwrap_or_default());
     }
     tokio::time::sleep(load.settle).await;
     let rss_before = proc_stats::rss_bytes(load.pid)?;
     let started = Instant::now();
-    let opened = open_many(&target, load.count, workers, &load.protocol).await;
+    let opened = open_many(&target, load.count, workers, &load.protocol, load.call).await;
     let open_s = started.elapsed().as_secs_f64();
     tokio::time::sleep(load.settle).await;
     let rss_after = proc_stats::rss_bytes(load.pid)?;
@@ -90,7 +94,7 @@ struct Opened {
     first_error: Option<String>,
 }
 
-async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str) -> Opened {
+async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str, call: bool) -> Opened {
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..workers {
@@ -111,6 +115,15 @@ async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str
                     },
                 };
                 match tokio::time::timeout(Duration::from_secs(30), handshake(c, &protocol)).await {
+                    Ok(Ok((Some(id), version, _))) if call => {
+                        match echo_once(c, Some(&id), &version, "echo", Duration::from_secs(30)).await {
+                            Ok(()) => opened += 1,
+                            Err(e) => {
+                                first_error.get_or_insert(e);
+                                conn = None;
+                            }
+                        }
+                    }
                     Ok(Ok((Some(_), _, _))) => opened += 1,
                     Ok(Ok((None, _, _))) => {
                         first_error.get_or_insert_with(|| "the server gave no Mcp-Session-Id".into());

@@ -96,6 +96,21 @@ fn sessions_memory_against_baseline() {
     assert_eq!(r["opened"], 50, "{r}");
     assert_eq!(r["failed"], 0, "{r}");
     assert!(r["rss_after"].as_u64().unwrap() > 0);
+    // With one answered call on each session.
+    let r = bench_json(&[
+        "sessions",
+        "--url",
+        &server.url,
+        "--count",
+        "20",
+        "--pid",
+        &pid,
+        "--settle",
+        "0",
+        "--call",
+        "--json",
+    ]);
+    assert_eq!((r["opened"].as_u64(), r["failed"].as_u64()), (Some(20), Some(0)), "{r}");
 }
 
 #[test]
