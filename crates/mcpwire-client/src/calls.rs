@@ -18,8 +18,7 @@ use tokio::sync::broadcast;
 use crate::driver::Outgoing;
 use crate::error::ClientError;
 use crate::mrtr::Ended;
-use crate::session::unreadable;
-use crate::session::ClientSession;
+use crate::session::{unreadable, ClientSession};
 
 /// A page of a list result.
 pub(crate) trait Page: DeserializeOwned {

@@ -127,9 +127,11 @@ fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
     serde_json::from_str(raw.get()).map_err(|e| AnswerError::Mismatch(Mismatch::new(None, e)))
 }
 
-/// The kind of a result (`resultType`; absent or null means complete).
-pub fn result_type(raw: &RawValue) -> Result<ResultType, AnswerError> {
-    Ok(match peek(raw)?.result_type.as_deref() {
+/// The kind a peeked result says it is; with `legacy_task`, a `task` member and no
+/// `resultType` make a task.
+fn kind(peeked: &Peek<'_>, legacy_task: bool) -> Result<ResultType, AnswerError> {
+    Ok(match peeked.result_type.as_deref() {
+        None if legacy_task && peeked.task.is_some() => ResultType::Task,
         None | Some(COMPLETE) => ResultType::Complete,
         Some(INPUT_REQUIRED) => ResultType::InputRequired,
         Some(TASK) => ResultType::Task,
@@ -137,18 +139,16 @@ pub fn result_type(raw: &RawValue) -> Result<ResultType, AnswerError> {
     })
 }
 
+/// The kind of a result (`resultType`; absent or null means complete).
+pub fn result_type(raw: &RawValue) -> Result<ResultType, AnswerError> {
+    kind(&peek(raw)?, false)
+}
+
 /// Reads a result: as a `T` when complete, or as what else it says it is. With
 /// `legacy_task`, a result with a `task` member and no `resultType` is a task (the answer of
 /// a 2025-11-25 task-augmented request).
 pub fn read<T: DeserializeOwned>(raw: &RawValue, legacy_task: bool) -> Result<Answer<T>, AnswerError> {
-    let peeked = peek(raw)?;
-    let kind = match peeked.result_type.as_deref() {
-        None if legacy_task && peeked.task.is_some() => ResultType::Task,
-        None | Some(COMPLETE) => ResultType::Complete,
-        Some(INPUT_REQUIRED) => ResultType::InputRequired,
-        Some(TASK) => ResultType::Task,
-        Some(other) => return Err(AnswerError::UnknownResultType(other.to_owned())),
-    };
+    let kind = kind(&peek(raw)?, legacy_task)?;
     let text = raw.get();
     Ok(match kind {
         ResultType::Complete => Answer::Complete(mismatch::from_str(text).map_err(AnswerError::Mismatch)?),
