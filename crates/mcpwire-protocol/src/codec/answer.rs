@@ -14,12 +14,7 @@ use serde_json::value::RawValue;
 use crate::mismatch::{self, Mismatch};
 use crate::types::CreateTaskResult;
 
-/// `resultType` of a complete result.
-pub const COMPLETE: &str = "complete";
-/// `resultType` of a result that needs input from the client first.
-pub const INPUT_REQUIRED: &str = "input_required";
-/// `resultType` of a request that became a task (the 2026-07-28 tasks extension).
-pub const TASK: &str = "task";
+pub use crate::types::result_type::{COMPLETE, INPUT_REQUIRED, TASK};
 
 /// A result, read for the request it answers.
 #[derive(Debug)]

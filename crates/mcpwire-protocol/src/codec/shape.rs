@@ -9,7 +9,7 @@ use crate::message::ServerResult;
 use crate::method::Method;
 use crate::revision::ProtocolVersion as V;
 use crate::types::{
-    meta_keys, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta, TASKS_EXTENSION,
+    meta_keys, result_type, CacheHint, CacheScope, CallToolResult, ContentBlock, Implementation, Meta, TASKS_EXTENSION,
 };
 use crate::ErrorObject;
 
@@ -193,7 +193,7 @@ fn shape_create_task_result(obj: &mut Object, rev: V) {
                 obj.entry(k).or_insert(v);
             }
         }
-        obj.insert("resultType".into(), "task".into());
+        obj.insert(result_type::MEMBER.into(), result_type::TASK.into());
         shape_task(obj, rev);
     } else if let Some(Value::Object(task)) = obj.get_mut("task") {
         shape_task(task, rev);
@@ -347,12 +347,13 @@ pub(crate) fn shape_kind(kind: ResultKind, obj: &mut Object, rev: V, ctx: &Resul
 /// Adds or removes the era-specific members every result has.
 fn finish_result(cacheable: bool, obj: &mut Object, rev: V, ctx: &ResultContext<'_>) {
     if !rev.has_result_type() {
-        obj.remove("resultType");
+        obj.remove(result_type::MEMBER);
         obj.remove("ttlMs");
         obj.remove("cacheScope");
         return;
     }
-    let complete = obj.entry("resultType").or_insert_with(|| "complete".into()) == "complete";
+    let complete =
+        obj.entry(result_type::MEMBER).or_insert_with(|| result_type::COMPLETE.into()) == result_type::COMPLETE;
     if complete && cacheable {
         obj.entry("ttlMs").or_insert_with(|| ctx.cache.ttl_ms.into());
         obj.entry("cacheScope").or_insert_with(|| {
@@ -401,7 +402,7 @@ pub fn encode_call_tool_result(id: &RequestId, result: &CallToolResult, rev: V, 
         content: &result.content,
         structured_content: result.structured_content.as_ref(),
         is_error: result.is_error,
-        result_type: rev.has_result_type().then_some("complete"),
+        result_type: rev.has_result_type().then_some(result_type::COMPLETE),
         meta,
     };
     jsonrpc::encode_result_of(id, &wire)

@@ -314,7 +314,7 @@ impl Serialize for InputRequiredResult {
             }
         }
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("resultType", "input_required")?;
+        map.serialize_entry(crate::types::result_type::MEMBER, crate::types::result_type::INPUT_REQUIRED)?;
         if !self.input_requests.is_empty() {
             map.serialize_entry("inputRequests", &Requests(&self.input_requests))?;
         }

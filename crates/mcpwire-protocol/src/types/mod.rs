@@ -45,3 +45,15 @@ pub struct PaginatedParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
+
+/// How a 2026-07-28 result says what it is: the member, and its values.
+pub mod result_type {
+    /// The member (`resultType`).
+    pub const MEMBER: &str = "resultType";
+    /// A complete result (also what an absent member means).
+    pub const COMPLETE: &str = "complete";
+    /// A result that needs input from the client first.
+    pub const INPUT_REQUIRED: &str = "input_required";
+    /// A request that became a task (the tasks extension).
+    pub const TASK: &str = "task";
+}
