@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use mcpwire_protocol::codec::answer::{self, AnswerError, ResultType};
-use mcpwire_protocol::message::{ClientNotification, ClientRequest, RoundInput, ServerNotification};
+use mcpwire_protocol::engine::Reply;
+use mcpwire_protocol::message::{ClientNotification, ClientRequest, ServerNotification};
 use mcpwire_protocol::mismatch::{self, Mismatch};
 use mcpwire_protocol::types::{
     CallToolParams, CallToolResult, CompleteParams, CompleteResult, DiscoverResult, GetPromptParams, GetPromptResult,
@@ -11,13 +12,14 @@ use mcpwire_protocol::types::{
     ProgressParams, Prompt, ReadResourceResult, Resource, ResourceParams, ResourceTemplate, Tool, WRAPPED_RESULT,
 };
 use mcpwire_protocol::{Era, Method, Sender};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::driver::Outgoing;
 use crate::error::ClientError;
 use crate::mrtr::Ended;
+use crate::reply::CallResult;
 use crate::session::{unreadable, ClientSession};
 
 /// A page of a list result.
@@ -60,7 +62,10 @@ fn page(cursor: Option<String>) -> PaginatedParams {
 }
 
 impl ClientSession {
-    async fn list_all<P: Page>(&self, list: fn(PaginatedParams) -> ClientRequest) -> Result<Vec<P::Item>, ClientError> {
+    async fn list_all<P: Page + CallResult>(
+        &self,
+        list: fn(PaginatedParams) -> ClientRequest,
+    ) -> Result<Vec<P::Item>, ClientError> {
         let max_pages = self.shared().config.max_pages;
         let method = list(page(None)).method().as_str();
         let mut items = Vec::new();
@@ -140,7 +145,7 @@ impl ClientSession {
         let request = ClientRequest::CallTool(call_params(name.clone(), arguments)?);
         // A 2026-07-28 server may answer with a task (the client declared the extension):
         // followed to its end here, so that the caller gets the tool's result either way.
-        let result = match self.call_with_input_answer(&request, false).await? {
+        let result = match self.call_with_input_answer(&request).await? {
             Ended::Result(result) => result,
             Ended::Task(created) => self.task_result(&created.task.task_id).await?,
         };
@@ -232,13 +237,13 @@ impl ClientSession {
     /// Subscribes to a resource's updates (`resources/subscribe`, legacy era; in the modern
     /// era use [`Self::listen`]). Updates arrive as [`ServerNotification::ResourceUpdated`].
     pub async fn subscribe(&self, uri: impl Into<String>) -> Result<(), ClientError> {
-        let _: Value = self.call(&ClientRequest::Subscribe(ResourceParams { uri: uri.into() })).await?;
+        let _: IgnoredAny = self.call(&ClientRequest::Subscribe(ResourceParams { uri: uri.into() })).await?;
         Ok(())
     }
 
     /// Ends a subscription (`resources/unsubscribe`, legacy era).
     pub async fn unsubscribe(&self, uri: impl Into<String>) -> Result<(), ClientError> {
-        let _: Value = self.call(&ClientRequest::Unsubscribe(ResourceParams { uri: uri.into() })).await?;
+        let _: IgnoredAny = self.call(&ClientRequest::Unsubscribe(ResourceParams { uri: uri.into() })).await?;
         Ok(())
     }
 
@@ -274,7 +279,7 @@ impl ClientSession {
         if self.era() == Era::Modern {
             self.discover().await.map(|_| ())
         } else {
-            let _: Value = self.call(&ClientRequest::Ping).await?;
+            let _: IgnoredAny = self.call(&ClientRequest::Ping).await?;
             Ok(())
         }
     }
@@ -293,7 +298,11 @@ impl ClientSession {
     /// (the caller's own `_meta` members are kept) and `-32022` is retried once; the
     /// result is returned as is, `resultType` included (no `input_required` handling).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ClientError> {
-        let raw = self.send(Outgoing::Custom(method, params), RoundInput::default()).await?;
+        let reply = self.send_direct(Outgoing::Custom(method, params), None, Default::default()).await?;
+        // Sent by name, a request's answer is not read for its kind by the engine.
+        let Reply::Complete(raw) = reply else {
+            return Err(ClientError::decode(method, "a request sent by name is answered with its result as it came"));
+        };
         // An unknown resultType is an invalid result (a task is known when the client
         // declared the tasks extension). Named as called: a custom method has no Method.
         if self.era() == Era::Modern {
@@ -305,18 +314,15 @@ impl ClientSession {
                 Err(e) => return Err(unreadable(method, e)),
             }
         }
-        let mut result: Value =
-            serde_json::from_str(raw.get()).map_err(|e| ClientError::decode_json(method, None, e))?;
         if Method::parse(method) == Some(Method::ListTools) {
-            if let Some(Value::Array(tools)) = result.get_mut("tools") {
-                self.shared().learn_tools(
-                    tools,
-                    |t| t.get("name").and_then(Value::as_str).unwrap_or_default(),
-                    |t| t.get("inputSchema").and_then(Value::as_object),
-                );
+            // The tools' header parameters are learned from the typed list; the result is
+            // returned as it came (a tool whose annotations are invalid is not learned).
+            match mismatch::from_str::<ListToolsResult>(raw.get()) {
+                Ok(mut listed) => self.shared().learn_tools(&mut listed.tools, |t| &t.name, |t| Some(&t.input_schema)),
+                Err(e) => tracing::debug!("tools/list sent by name did not read as a tools list: {e}"),
             }
         }
-        Ok(result)
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::decode_json(method, None, e))
     }
 
     /// Sends any notification, as is.

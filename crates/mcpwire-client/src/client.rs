@@ -315,8 +315,11 @@ impl ClientBuilder {
     pub fn layer<L>(mut self, layer: L) -> Self
     where
         L: tower::Layer<crate::middleware::ClientStack> + Send + Sync + 'static,
-        L::Service:
-            tower::Service<crate::middleware::ClientCall, Response = serde_json::Value> + Clone + Send + Sync + 'static,
+        L::Service: tower::Service<crate::middleware::ClientCall, Response = crate::middleware::ClientReply>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
         <L::Service as tower::Service<crate::middleware::ClientCall>>::Error: Into<crate::middleware::BoxError>,
         <L::Service as tower::Service<crate::middleware::ClientCall>>::Future: Send + 'static,
     {

@@ -16,8 +16,8 @@ use std::time::Duration;
 use futures::FutureExt;
 use mcpwire_protocol::codec;
 use mcpwire_protocol::engine::{
-    ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Now, RequestOptions,
-    Transmit,
+    ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Now, Reply,
+    RequestOptions, Resume, Transmit,
 };
 use mcpwire_protocol::frame::{headers, Header, Outbound};
 use mcpwire_protocol::jsonrpc::DecodeError;
@@ -28,7 +28,6 @@ use mcpwire_protocol::types::ProgressParams;
 use mcpwire_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use mcpwire_transport::Inbound;
 use parking_lot::Mutex;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use smallvec::SmallVec;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify};
@@ -47,10 +46,21 @@ const BROADCAST_CAPACITY: usize = 1024;
 /// A progress callback.
 pub(crate) type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
 
+/// How a request of ours ended, as the engine tells it.
+pub(crate) type Outcome = Result<Reply, Failure>;
+
 /// What waits for a request of ours: its answer's channel, and its progress callback.
 pub(crate) struct Waiter {
-    tx: oneshot::Sender<Result<Box<RawValue>, Failure>>,
+    tx: oneshot::Sender<Outcome>,
     progress: Option<ProgressCallback>,
+}
+
+/// A 2026-07-28 retry of a request: the answers to the server's questions, under the keys
+/// asked, and what the engine carries back.
+#[derive(Clone)]
+pub(crate) struct Retry {
+    pub(crate) resume: Resume,
+    pub(crate) answers: Vec<(String, ClientResult)>,
 }
 
 type Peer = ClientPeer<Waiter, CancellationToken>;
@@ -127,6 +137,7 @@ impl Shared {
             probe_timeout: config.probe_timeout,
             request_timeout: config.request_timeout,
             log_level: config.log_level,
+            max_input_rounds: u32::try_from(config.max_input_rounds).unwrap_or(u32::MAX),
         };
         Self {
             config,
@@ -303,6 +314,10 @@ impl Shared {
                     let result = match news {
                         ClientNews::Connected(_) => Ok(()),
                         ClientNews::ConnectFailed(e) => Err(e),
+                        ClientNews::Listened { id, notification } => {
+                            self.listened(&id, notification);
+                            continue;
+                        }
                     };
                     if let Some(tx) = self.connecting.lock().take() {
                         let _ = tx.send(result);
@@ -312,31 +327,24 @@ impl Shared {
         }
     }
 
-    /// Routes a notification: a listen stream's to that stream, the rest to the
-    /// application (its callback, then the broadcast channel).
+    /// A notification of the listen stream `id`: to its channel.
+    fn listened(&self, id: &RequestId, notification: ServerNotification) {
+        if matches!(notification, ServerNotification::ToolsListChanged) {
+            self.outputs.lock().forget();
+        }
+        let stream = self.listens.lock().get(id).cloned();
+        if let Some(stream) = stream {
+            if stream.try_send(notification).is_err() {
+                tracing::warn!(%id, "listen stream not read: notification dropped");
+            }
+        }
+    }
+
+    /// A notification of the connection's: to the application (its callback, then the
+    /// broadcast channel).
     fn notification(&self, n: Notified<ServerNotification>) {
         if matches!(n.body, ServerNotification::ToolsListChanged) {
             self.outputs.lock().forget();
-        }
-        if let Some(id) = &n.meta.subscription_id {
-            let stream = self.listens.lock().get(id).cloned();
-            if let Some(stream) = stream {
-                if stream.try_send(n.body).is_err() {
-                    tracing::warn!(%id, "listen stream not read: notification dropped");
-                }
-                return;
-            }
-        }
-        if let ServerNotification::Cancelled(c) = &n.body {
-            // (stdio, 2026-07-28) the server ended a listen stream.
-            if let Some(id) = &c.request_id {
-                if self.listens.lock().remove(id).is_some() {
-                    let (waiter, _) = self.run(|peer| peer.forget(id));
-                    if let Some(w) = waiter {
-                        let _ = w.tx.send(Err(Failure::Closed));
-                    }
-                }
-            }
         }
         if let Some(callback) = &self.config.on_notification {
             callback(&n.body);
@@ -440,16 +448,20 @@ impl Shared {
     pub(crate) async fn round_trip(
         self: &Arc<Self>,
         request: Outgoing<'_>,
+        retry: Option<&Retry>,
         options: RequestOptions,
         progress: Option<ProgressCallback>,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<Reply, ClientError> {
         let method = request.method();
         let timeout = options.timeout;
         let (tx, rx) = oneshot::channel();
         let waiter = Waiter { tx, progress };
-        let (sent, out) = self.run(|peer| match request {
-            Outgoing::Typed(request) => peer.send_request(request, options, waiter, now()),
-            Outgoing::Custom(method, params) => peer.send_custom(method, params, options, waiter, now()),
+        let (sent, out) = self.run(|peer| match (request, retry) {
+            (Outgoing::Typed(request), None) => peer.send_request(request, options, waiter, now()),
+            (Outgoing::Typed(request), Some(Retry { resume, answers })) => {
+                peer.retry(request, resume, answers, options, waiter, now())
+            }
+            (Outgoing::Custom(method, params), _) => peer.send_custom(method, params, options, waiter, now()),
         });
         let id = match sent {
             Ok(id) => id,
@@ -465,13 +477,9 @@ impl Shared {
         self.wake.notify_one();
         let outcome = rx.await;
         guard.id = None;
-        let timeout_error = || ClientError::Timeout { method: method.clone(), timeout: timeout.unwrap_or_default() };
         match outcome {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(Failure::Error(error))) => Err(ClientError::Protocol { method, error }),
-            Ok(Err(Failure::Malformed(detail))) => Err(ClientError::decode(&method, detail)),
-            Ok(Err(Failure::TimedOut)) => Err(timeout_error()),
-            Ok(Err(Failure::Closed)) | Err(_) => Err(ClientError::Closed),
+            Ok(outcome) => outcome.map_err(|f| failed(&method, timeout.unwrap_or_default(), f)),
+            Err(_) => Err(ClientError::Closed),
         }
     }
 
@@ -481,7 +489,7 @@ impl Shared {
         self: &Arc<Self>,
         request: &ClientRequest,
         before_sending: impl FnOnce(&RequestId),
-    ) -> Result<(RequestId, oneshot::Receiver<Result<Box<RawValue>, Failure>>), ClientError> {
+    ) -> Result<(RequestId, oneshot::Receiver<Outcome>), ClientError> {
         let (tx, rx) = oneshot::channel();
         let waiter = Waiter { tx, progress: None };
         let (sent, out) = self.run(|peer| peer.send_request(request, RequestOptions::default(), waiter, now()));
@@ -543,6 +551,19 @@ impl Outgoing<'_> {
             Self::Typed(r) => r.method().as_str().to_owned(),
             Self::Custom(m, _) => (*m).to_owned(),
         }
+    }
+}
+
+/// The client error of a request of `method` that ended without a result (`timeout`: the
+/// request's).
+pub(crate) fn failed(method: &str, timeout: Duration, failure: Failure) -> ClientError {
+    let method = method.to_owned();
+    match failure {
+        Failure::Error(error) => ClientError::Protocol { method, error },
+        Failure::Malformed(detail) => ClientError::decode(&method, detail),
+        Failure::TimedOut => ClientError::Timeout { method, timeout },
+        Failure::TooManyRounds(rounds) => ClientError::InputRequired { method, rounds: rounds as usize },
+        Failure::Closed => ClientError::Closed,
     }
 }
 

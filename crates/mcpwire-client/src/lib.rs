@@ -53,6 +53,7 @@ mod listen;
 pub mod middleware;
 mod mrtr;
 mod outputs;
+mod reply;
 mod session;
 mod settings;
 pub mod target;

@@ -9,10 +9,9 @@ use mcpwire_protocol::engine::Failure;
 use mcpwire_protocol::message::{ClientRequest, ServerNotification};
 use mcpwire_protocol::types::{ListenParams, SubscriptionFilter};
 use mcpwire_protocol::{Method, RequestId, Sender};
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::driver::{Shared, LISTEN_CAPACITY};
+use crate::driver::{failed, Outcome, Shared, LISTEN_CAPACITY};
 use crate::error::ClientError;
 use crate::session::ClientSession;
 
@@ -112,12 +111,10 @@ impl ClientSession {
             }
         })
         .await;
-        let ended = |outcome: Result<Result<Box<RawValue>, Failure>, _>| match outcome {
-            Ok(Err(Failure::Error(error))) => ClientError::Protocol { method: METHOD.to_owned(), error },
+        let ended = |outcome: Result<Outcome, _>| match outcome {
             Ok(Ok(_)) => ClientError::decode(METHOD, "the subscription ended before it was acknowledged"),
-            Ok(Err(Failure::Malformed(detail))) => ClientError::decode(METHOD, detail),
-            Ok(Err(Failure::TimedOut)) => ClientError::Timeout { method: METHOD.to_owned(), timeout },
-            Ok(Err(Failure::Closed)) | Err(_) => ClientError::Closed,
+            Ok(Err(failure)) => failed(METHOD, timeout, failure),
+            Err(_) => ClientError::Closed,
         };
         match first {
             Err(_) => Err(ClientError::Timeout { method: METHOD.to_owned(), timeout }),

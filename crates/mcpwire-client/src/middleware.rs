@@ -1,16 +1,16 @@
 //! Middleware over the client's outgoing requests: tower layers around the sending of each
 //! typed request, as the server has around the handling of each incoming one.
 //!
-//! A layer sees each result as a [`Value`]: with layers, a result is read as JSON once more
-//! on its way in (without layers it is read straight into its type).
-//!
 //! [`ClientBuilder::layer`](crate::ClientBuilder::layer) wraps a
-//! `tower::Service<ClientCall, Response = Value, Error = BoxError>`, whose innermost service
-//! sends the request and waits for its answer. A layer sees the typed request (and may
-//! change it), its `_meta`, the session, and the raw result (before it is decoded) or the
-//! error; it may short-circuit (answer from a cache, refuse), retry, time, or fail. tower's
-//! own layers work unchanged: `tower::timeout::TimeoutLayer`, `ConcurrencyLimitLayer`,
-//! `RateLimitLayer`, ...
+//! `tower::Service<ClientCall, Response = ClientReply, Error = BoxError>`, whose innermost
+//! service sends the request and waits for its answer. A layer sees the typed request (and
+//! may change it), its `_meta`, the session, and the typed answer ([`ClientReply`]: the
+//! [`ServerResult`] of the method, a task, or the server's questions) or the error; it may
+//! short-circuit (answer from a cache, refuse), retry, time, or fail. tower's own layers work
+//! unchanged: `tower::timeout::TimeoutLayer`, `ConcurrencyLimitLayer`, `RateLimitLayer`, ...
+//!
+//! With layers, a result is read into the [`ServerResult`] of its method once, and the call
+//! takes its own type out of it; without layers it is read straight into that type.
 //!
 //! - Each round trip is one call through the stack: a 2026-07-28 request answered with
 //!   `input_required` goes through once per round, a legacy request once.
@@ -26,19 +26,20 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
-use mcpwire_protocol::message::{ClientRequest, RoundInput};
+use mcpwire_protocol::message::ClientRequest;
+#[cfg(doc)]
+use mcpwire_protocol::message::ServerResult;
 use mcpwire_protocol::types::Meta;
 use mcpwire_protocol::{Method, ProtocolVersion};
-use serde_json::value::RawValue;
-use serde_json::Value;
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
 
-use crate::driver::Outgoing;
+use crate::driver::{Outgoing, Retry};
 use crate::error::ClientError;
 use crate::session::ClientSession;
 
 pub use crate::error::BoxError;
+pub use crate::reply::ClientReply;
 
 /// One outgoing request, as the client's layers see it.
 pub struct ClientCall {
@@ -48,7 +49,7 @@ pub struct ClientCall {
     /// version and client of the 2026-07-28 era, the trace context). A layer may add some.
     pub meta: Meta,
     session: ClientSession,
-    round: RoundInput,
+    retry: Option<Retry>,
 }
 
 impl ClientCall {
@@ -75,7 +76,7 @@ impl ClientCall {
 
     /// Whether this is a retry answering an `input_required` round (2026-07-28).
     pub fn is_round(&self) -> bool {
-        self.round != RoundInput::default()
+        self.retry.is_some()
     }
 }
 
@@ -86,7 +87,7 @@ impl fmt::Debug for ClientCall {
 }
 
 /// The sending of a request with its layers, type-erased.
-pub type ClientStack = BoxCloneSyncService<ClientCall, Value, BoxError>;
+pub type ClientStack = BoxCloneSyncService<ClientCall, ClientReply, BoxError>;
 
 type Wrap = Arc<dyn Fn(ClientStack) -> ClientStack + Send + Sync>;
 
@@ -99,7 +100,7 @@ impl Layers {
     pub(crate) fn push<L>(&mut self, layer: L)
     where
         L: Layer<ClientStack> + Send + Sync + 'static,
-        L::Service: Service<ClientCall, Response = Value> + Clone + Send + Sync + 'static,
+        L::Service: Service<ClientCall, Response = ClientReply> + Clone + Send + Sync + 'static,
         <L::Service as Service<ClientCall>>::Error: Into<BoxError>,
         <L::Service as Service<ClientCall>>::Future: Send + 'static,
     {
@@ -126,9 +127,9 @@ impl fmt::Debug for Layers {
 struct Transmit;
 
 impl Service<ClientCall> for Transmit {
-    type Response = Value;
+    type Response = ClientReply;
     type Error = BoxError;
-    type Future = BoxFuture<'static, Result<Value, BoxError>>;
+    type Future = BoxFuture<'static, Result<ClientReply, BoxError>>;
 
     fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), BoxError>> {
         Poll::Ready(Ok(()))
@@ -136,10 +137,9 @@ impl Service<ClientCall> for Transmit {
 
     fn call(&mut self, call: ClientCall) -> Self::Future {
         Box::pin(async move {
-            let ClientCall { request, meta, session, round } = call;
-            let raw = session.send_direct(Outgoing::Typed(&request), round, meta).await?;
-            let method = request.method().as_str();
-            serde_json::from_str(raw.get()).map_err(|e| ClientError::decode_json(method, None, e).into())
+            let ClientCall { request, meta, session, retry } = call;
+            let reply = session.send_direct(Outgoing::Typed(&request), retry.as_ref(), meta).await?;
+            Ok(ClientReply::read(reply, request.method(), session.protocol_version())?)
         })
     }
 }
@@ -149,13 +149,11 @@ pub(crate) async fn through(
     stack: &ClientStack,
     session: &ClientSession,
     request: &ClientRequest,
-    round: RoundInput,
-) -> Result<Box<RawValue>, ClientError> {
-    let call = ClientCall { request: request.clone(), meta: Meta::new(), session: session.clone(), round };
-    let value = stack.clone().oneshot(call).await.map_err(|error| match error.downcast::<ClientError>() {
+    retry: Option<Retry>,
+) -> Result<ClientReply, ClientError> {
+    let call = ClientCall { request: request.clone(), meta: Meta::new(), session: session.clone(), retry };
+    stack.clone().oneshot(call).await.map_err(|error| match error.downcast::<ClientError>() {
         Ok(error) => *error,
         Err(other) => ClientError::Middleware(other),
-    })?;
-    // What the layers answered is read like what the server did.
-    serde_json::value::to_raw_value(&value).map_err(|e| ClientError::decode_json(request.method().as_str(), None, e))
+    })
 }

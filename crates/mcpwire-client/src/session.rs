@@ -4,24 +4,24 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcpwire_protocol::codec::answer::{self, AnswerError, ResultType};
-use mcpwire_protocol::engine::RequestOptions;
+use mcpwire_protocol::codec::answer::{AnswerError, ResultType};
+use mcpwire_protocol::engine::{Reply, RequestOptions};
 use mcpwire_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
-use mcpwire_protocol::message::{ClientRequest, RoundInput};
-use mcpwire_protocol::mismatch;
-use mcpwire_protocol::types::{Implementation, LoggingLevel, ProgressParams, ServerCapabilities, SetLevelParams};
+use mcpwire_protocol::message::ClientRequest;
+use mcpwire_protocol::types::{
+    EmptyResult, Implementation, LoggingLevel, ProgressParams, ServerCapabilities, SetLevelParams,
+};
 use mcpwire_protocol::{Era, ErrorObject, ProtocolVersion};
 use mcpwire_transport::child::ChildProcess;
 use mcpwire_transport::Connection;
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::driver::{drive, Outgoing, ProgressCallback, Shared};
+use crate::driver::{drive, Outgoing, ProgressCallback, Retry, Shared};
 use crate::error::ClientError;
 use crate::middleware::ClientStack;
+use crate::reply::{Answered, CallResult, Step};
 use crate::settings::Config;
 
 /// Per-call settings carried by a [`ClientSession`] handle.
@@ -72,15 +72,6 @@ impl std::fmt::Debug for ClientSession {
             .field("server_info", &n.server_info)
             .field("timeout", &self.options.timeout)
             .finish()
-    }
-}
-
-/// Reads a complete result as a `T`, tolerating unknown members; in the legacy era
-/// `resultType` is not looked at.
-pub(crate) fn decode<T: DeserializeOwned>(method: &str, era: Era, raw: &RawValue) -> Result<T, ClientError> {
-    match era {
-        Era::Modern => answer::read_complete(raw).map_err(|e| unreadable(method, e)),
-        Era::Legacy => mismatch::from_str(raw.get()).map_err(|e| unreadable(method, AnswerError::Mismatch(e))),
     }
 }
 
@@ -221,20 +212,20 @@ impl ClientSession {
 
     /// One request in the session's revision (the engine adds the modern era's `_meta`); a
     /// `-32022` answer is retried once with a mutually supported version.
-    pub(crate) async fn send(&self, request: Outgoing<'_>, round: RoundInput) -> Result<Box<RawValue>, ClientError> {
+    pub(crate) async fn send(&self, request: Outgoing<'_>, retry: Option<Retry>) -> Result<Answered, ClientError> {
         if let (Some(stack), Outgoing::Typed(typed)) = (&self.inner.stack, &request) {
-            return crate::middleware::through(stack, self, typed, round).await;
+            return crate::middleware::through(stack, self, typed, retry).await.map(Answered::Layers);
         }
-        self.send_direct(request, round, Default::default()).await
+        self.send_direct(request, retry.as_ref(), Default::default()).await.map(Answered::Engine)
     }
 
     /// [`Self::send`] without the layers, with these `_meta` members besides the session's.
     pub(crate) async fn send_direct(
         &self,
         request: Outgoing<'_>,
-        round: RoundInput,
+        retry: Option<&Retry>,
         #[allow(unused_mut)] mut meta: mcpwire_protocol::types::Meta,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<Reply, ClientError> {
         #[cfg(feature = "opentelemetry")]
         if let Some(typed) = match &request {
             Outgoing::Typed(typed) => Some(*typed),
@@ -245,23 +236,23 @@ impl ClientSession {
             let (span, trace) = crate::trace::client_span(typed, revision);
             meta.extend(trace);
             let started = std::time::Instant::now();
-            let result = self.send_with_meta(request, round, meta).instrument(span).await;
+            let result = self.send_with_meta(request, retry, meta).instrument(span).await;
             let error = result.as_ref().err().map(|e| e.code().unwrap_or(mcpwire_protocol::error::INTERNAL_ERROR));
             if let Some(durations) = &self.config().durations {
                 crate::trace::record(durations, typed, revision, started, error);
             }
             return result;
         }
-        self.send_with_meta(request, round, meta).await
+        self.send_with_meta(request, retry, meta).await
     }
 
     /// [`Self::send`], with these `_meta` members (the trace context).
     async fn send_with_meta(
         &self,
         request: Outgoing<'_>,
-        round: RoundInput,
+        retry: Option<&Retry>,
         meta: mcpwire_protocol::types::Meta,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<Reply, ClientError> {
         let shared = self.shared();
         let progress = self.options.progress.clone();
         let mut retried = false;
@@ -278,17 +269,17 @@ impl ClientSession {
             let options = RequestOptions {
                 timeout: Some(self.timeout()),
                 progress: progress.is_some(),
-                round: round.clone(),
                 meta: meta.clone(),
                 headers,
                 declare_tasks: self.options.tasks,
+                ..RequestOptions::default()
             };
             let outgoing = match (&request, &custom) {
                 (Outgoing::Typed(r), _) => Outgoing::Typed(r),
                 (_, Some((method, params))) => Outgoing::Custom(method, params.clone()),
                 (Outgoing::Custom(..), None) => unreachable!("a custom request keeps its parts"),
             };
-            let result = shared.round_trip(outgoing, options, progress.clone()).await;
+            let result = shared.round_trip(outgoing, retry, options, progress.clone()).await;
             if let Err(e) = &result {
                 if version.is_modern() && !retried && e.code() == Some(UNSUPPORTED_PROTOCOL_VERSION) {
                     if let Some(v) = supported_versions(e.error_object()).and_then(|s| self.pick_modern(s)) {
@@ -303,10 +294,18 @@ impl ClientSession {
         }
     }
 
-    /// A typed call: the request, its result complete and decoded.
-    pub(crate) async fn call<T: DeserializeOwned>(&self, request: &ClientRequest) -> Result<T, ClientError> {
-        let result = self.send(Outgoing::Typed(request), RoundInput::default()).await?;
-        decode(request.method().as_str(), self.era(), &result)
+    /// A typed call: the request, its result complete and read.
+    pub(crate) async fn call<T: CallResult>(&self, request: &ClientRequest) -> Result<T, ClientError> {
+        let method = request.method().as_str();
+        match self.send(Outgoing::Typed(request), None).await?.read(method)? {
+            Step::Result(result) => Ok(result),
+            // The engine lets neither through for these requests; a layer might.
+            Step::Task(_) => Err(ClientError::decode(method, "a task result, which this request cannot have")),
+            Step::Input(_) => Err(ClientError::decode(
+                method,
+                "input_required is only allowed on tools/call, prompts/get and resources/read",
+            )),
+        }
     }
 
     pub(crate) fn adopt_modern(&self, discovered: mcpwire_protocol::types::DiscoverResult) {
@@ -318,7 +317,7 @@ impl ClientSession {
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
         self.shared().set_log_level(level);
         if self.era() == Era::Legacy {
-            let _: Value = self.call(&ClientRequest::SetLevel(SetLevelParams { level })).await?;
+            let _: EmptyResult = self.call(&ClientRequest::SetLevel(SetLevelParams { level })).await?;
         }
         Ok(())
     }

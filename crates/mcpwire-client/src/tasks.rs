@@ -24,6 +24,7 @@ use mcpwire_protocol::types::{
     UpdateTaskParams,
 };
 use mcpwire_protocol::{Era, Method, ProtocolVersion};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -95,7 +96,7 @@ impl ClientSession {
         if legacy_task {
             params.task = Some(TaskMetadata { ttl: ttl.map(|d| d.as_millis() as u64) });
         }
-        Ok(match self.call_with_input_answer(&ClientRequest::CallTool(params), legacy_task).await? {
+        Ok(match self.call_with_input_answer(&ClientRequest::CallTool(params)).await? {
             Ended::Task(created) => CallToolOutcome::Task(created.task),
             Ended::Result(result) => CallToolOutcome::Result(result),
         })
@@ -167,7 +168,7 @@ impl ClientSession {
     /// keys of its [`Task::input_requests`].
     pub async fn update_task(&self, task_id: &str, input_responses: JsonObject) -> Result<(), ClientError> {
         let params = UpdateTaskParams { task_id: task_id.to_owned(), input_responses };
-        let _: Value = self.call(&ClientRequest::UpdateTask(params)).await?;
+        let _: IgnoredAny = self.call(&ClientRequest::UpdateTask(params)).await?;
         Ok(())
     }
 
@@ -203,7 +204,7 @@ impl ClientSession {
         let request = ClientRequest::CancelTask(task(task_id));
         match self.era() {
             Era::Legacy => self.call(&request).await.map(Some),
-            Era::Modern => self.call::<Value>(&request).await.map(|_| None),
+            Era::Modern => self.call::<IgnoredAny>(&request).await.map(|_| None),
         }
     }
 }

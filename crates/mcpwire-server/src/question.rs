@@ -73,6 +73,10 @@ pub(crate) async fn ask(
         Ok(Err(Failure::Error(e))) => Err(HandlerError::Protocol(e)),
         Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut(method).into()),
         Ok(Err(Failure::Malformed(detail))) => Err(AskError::malformed(method, InvalidAnswer(detail)).into()),
+        // A question to the client has no rounds of its own.
+        Ok(Err(Failure::TooManyRounds(n))) => {
+            Err(AskError::malformed(method, InvalidAnswer(format!("input required {n} times"))).into())
+        }
         Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed.into()),
     }
 }

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use common::*;
 use futures::future::BoxFuture;
-use mcpwire_client::middleware::{BoxError, ClientCall, ClientStack};
+use mcpwire_client::middleware::{BoxError, ClientCall, ClientReply, ClientStack};
 use mcpwire_client::{Client, ClientError, ProtocolVersion};
-use mcpwire_protocol::types::{ContentBlock, ElicitResult};
+use mcpwire_protocol::message::ServerResult;
+use mcpwire_protocol::types::{CallToolResult, ContentBlock, ElicitResult, ListToolsResult, Tool};
 use mcpwire_server::middleware::McpRequest;
-use serde_json::{json, Value};
-use tower::util::MapRequestLayer;
+use serde_json::json;
+use tower::util::{MapRequestLayer, MapResponseLayer};
 use tower::Service;
 
 fn text(result: &mcpwire_protocol::types::CallToolResult) -> &str {
@@ -87,9 +88,9 @@ struct Canned {
 }
 
 impl Service<ClientCall> for Canned {
-    type Response = Value;
+    type Response = ClientReply;
     type Error = BoxError;
-    type Future = BoxFuture<'static, Result<Value, BoxError>>;
+    type Future = BoxFuture<'static, Result<ClientReply, BoxError>>;
 
     fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx)
@@ -97,7 +98,10 @@ impl Service<ClientCall> for Canned {
 
     fn call(&mut self, call: ClientCall) -> Self::Future {
         if call.method() == mcpwire_protocol::Method::ListTools {
-            return Box::pin(async { Ok(json!({"tools": [{"name": "cached", "inputSchema": {"type": "object"}}]})) });
+            let tools = vec![Tool::new("cached", "from the cache", json!({"type": "object"}))];
+            return Box::pin(async {
+                Ok(ServerResult::ListTools(ListToolsResult { tools, next_cursor: None }).into())
+            });
         }
         Box::pin(self.inner.call(call))
     }
@@ -112,7 +116,7 @@ async fn a_layer_can_answer_without_sending() {
         .build();
     let session = connect(&client, &server).await;
     let tools: Vec<String> = session.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(tools, ["cached"], "answered by the layer, decoded as usual");
+    assert_eq!(tools, ["cached"], "answered by the layer, taken as the typed result");
     let r = session.call_tool("echo", json!({"text": "sent"})).await.unwrap();
     assert_eq!(text(&r), "sent", "the rest goes to the server");
 }
@@ -174,4 +178,32 @@ async fn each_input_required_round_goes_through_the_layers() {
 fn a_layer_error_that_is_a_client_error_stays_one() {
     let e: BoxError = Box::new(ClientError::Closed);
     assert!(e.downcast::<ClientError>().unwrap().is_closed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_layer_sees_and_changes_the_typed_result_and_a_wrong_one_is_refused() {
+    for version in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let (server, _) = test_server();
+        // Shouts every tool's text; answers prompts/list with a tools/call result.
+        let client = Client::builder("c", "1")
+            .protocol_version(version)
+            .validate_outputs(false)
+            .layer(MapResponseLayer::new(|reply: ClientReply| match reply {
+                ClientReply::Result(ServerResult::CallTool(result)) => {
+                    let shouted = text(&result).to_uppercase();
+                    ClientReply::Result(ServerResult::CallTool(CallToolResult::text(shouted)))
+                }
+                ClientReply::Result(ServerResult::ListPrompts(_)) => {
+                    ClientReply::Result(ServerResult::CallTool(CallToolResult::text("not a list")))
+                }
+                other => other,
+            }))
+            .build();
+        let session = connect(&client, &server).await;
+        let r = session.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+        assert_eq!(text(&r), "HI", "{version:?}");
+        let e = session.list_prompts(None).await.unwrap_err();
+        assert!(e.is_decode(), "{version:?}: {e}");
+        assert!(e.to_string().contains("another method"), "{version:?}: {e}");
+    }
 }

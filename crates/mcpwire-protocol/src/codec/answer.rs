@@ -139,6 +139,17 @@ pub fn result_type(raw: &RawValue) -> Result<ResultType, AnswerError> {
     kind(&peek(raw)?, false)
 }
 
+/// [`result_type`]; with `legacy_task`, a result with a `task` member and no `resultType` is a
+/// task (the answer of a 2025-11-25 task-augmented request).
+pub fn result_kind(raw: &RawValue, legacy_task: bool) -> Result<ResultType, AnswerError> {
+    kind(&peek(raw)?, legacy_task)
+}
+
+/// Reads the members of an `input_required` result (its kind already known).
+pub fn read_input_required(raw: &RawValue) -> Result<InputRequired, AnswerError> {
+    mismatch::from_str::<InputRequiredWire>(raw.get()).map(Into::into).map_err(AnswerError::Mismatch)
+}
+
 /// Reads a result: as a `T` when complete, or as what else it says it is. With
 /// `legacy_task`, a result with a `task` member and no `resultType` is a task (the answer of
 /// a 2025-11-25 task-augmented request).
@@ -148,9 +159,7 @@ pub fn read<T: DeserializeOwned>(raw: &RawValue, legacy_task: bool) -> Result<An
     Ok(match kind {
         ResultType::Complete => Answer::Complete(mismatch::from_str(text).map_err(AnswerError::Mismatch)?),
         ResultType::Task => Answer::Task(Box::new(mismatch::from_str(text).map_err(AnswerError::Mismatch)?)),
-        ResultType::InputRequired => {
-            Answer::InputRequired(mismatch::from_str::<InputRequiredWire>(text).map_err(AnswerError::Mismatch)?.into())
-        }
+        ResultType::InputRequired => Answer::InputRequired(read_input_required(raw)?),
     })
 }
 
@@ -160,6 +169,37 @@ pub fn read_complete<T: DeserializeOwned>(raw: &RawValue) -> Result<T, AnswerErr
         ResultType::Complete => mismatch::from_str(raw.get()).map_err(AnswerError::Mismatch),
         other => Err(AnswerError::NotComplete(other)),
     }
+}
+
+/// Reads the complete result of a request of `method` sent in `version` into the
+/// [`ServerResult`](crate::message::ServerResult) of its kind: what a layer over a client's
+/// requests sees. A method with nothing in its result (`ping`, `resources/subscribe`, ...,
+/// `tasks/cancel` from 2026-07-28) reads as `Empty`; `tasks/result` as the payload it is.
+pub fn read_server_result(
+    method: crate::method::Method,
+    version: crate::revision::ProtocolVersion,
+    raw: &RawValue,
+) -> Result<crate::message::ServerResult, Mismatch> {
+    use crate::message::ServerResult as R;
+    use crate::method::Method as M;
+    let text = raw.get();
+    Ok(match method {
+        M::Initialize => R::Initialize(Box::new(mismatch::from_str(text)?)),
+        M::Discover => R::Discover(Box::new(mismatch::from_str(text)?)),
+        M::ListTools => R::ListTools(mismatch::from_str(text)?),
+        M::CallTool => R::CallTool(mismatch::from_str(text)?),
+        M::ListResources => R::ListResources(mismatch::from_str(text)?),
+        M::ListResourceTemplates => R::ListResourceTemplates(mismatch::from_str(text)?),
+        M::ReadResource => R::ReadResource(mismatch::from_str(text)?),
+        M::ListPrompts => R::ListPrompts(mismatch::from_str(text)?),
+        M::GetPrompt => R::GetPrompt(mismatch::from_str(text)?),
+        M::Complete => R::Complete(mismatch::from_str(text)?),
+        M::ListTasks => R::ListTasks(mismatch::from_str(text)?),
+        M::GetTask => R::Task(Box::new(mismatch::from_str(text)?)),
+        M::CancelTask if !version.is_modern() => R::Task(Box::new(mismatch::from_str(text)?)),
+        M::TaskResult => R::TaskPayload(mismatch::from_str(text)?),
+        _ => R::Empty(mismatch::from_str(text)?),
+    })
 }
 
 /// How `input_required` is written; `null` members read as absent.

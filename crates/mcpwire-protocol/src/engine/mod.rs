@@ -35,7 +35,10 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 
-pub use client::{ClientNews, ClientPeer, ClientSettings, ConnectError, Negotiated, NotSent, RequestOptions};
+pub use client::{
+    ClientNews, ClientPeer, ClientSettings, ConnectError, InputRequest, Negotiated, NotSent, Reply, RequestOptions,
+    Resume,
+};
 pub use peer::{Event, Events, Failure, Now, SendOptions, Transmit, Transmits};
 pub use role::{Client, Role, Server};
 pub use server::{

@@ -50,6 +50,9 @@ pub enum Failure {
     Closed,
     /// A message with the request's id came that is not a valid response.
     Malformed(String),
+    /// The server still asked for input after this many retries of the request (2026-07-28):
+    /// the client's bound on rounds was reached.
+    TooManyRounds(u32),
 }
 
 /// The frames an engine has to send, oldest first (one or two, usually: kept inline).
@@ -96,8 +99,9 @@ pub enum Event<R: Role, W, H> {
         id: RequestId,
         /// What waits for it.
         waiter: W,
-        /// The result as it came (read it with [`crate::codec::answer`]), or the failure.
-        outcome: Result<Box<RawValue>, Failure>,
+        /// The answer, as the role reads it (the server: the result's text; the client: a
+        /// [`super::Reply`]), or the failure.
+        outcome: Result<R::Reply, Failure>,
     },
     /// Progress on a request of ours that asked for it.
     Progress {

@@ -17,6 +17,8 @@ pub trait Role: sealed::Sealed {
     type Notified: std::fmt::Debug;
     /// The role's own news.
     type News: std::fmt::Debug;
+    /// The answer to a request of ours, as the role reads it.
+    type Reply: std::fmt::Debug;
     /// What the role keeps about a request of the peer's while it is served.
     #[doc(hidden)]
     type Serving;

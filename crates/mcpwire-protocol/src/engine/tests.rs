@@ -11,7 +11,7 @@ use super::*;
 use crate::codec;
 use crate::error::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::frame::{FrameKind, Outbound};
-use crate::message::{to_raw, ClientRequest, ClientResult, ServerRequest, ServerResult};
+use crate::message::{to_raw, ClientRequest, ClientResult, ServerNotification, ServerRequest, ServerResult};
 use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, ElicitParams, ElicitResult, Implementation, ListToolsResult,
     ListenParams, LoggingLevel, PaginatedParams, ServerCapabilities, SubscriptionFilter, Tool,
@@ -75,6 +75,7 @@ fn client_settings(pinned: Option<ProtocolVersion>) -> ClientSettings {
         probe_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(60),
         log_level: None,
+        max_input_rounds: 8,
     }
 }
 
@@ -191,14 +192,41 @@ impl Pair {
         served
     }
 
-    /// The answer to the request of `waiter`, its result read as JSON.
-    fn client_response(&self, waiter: &str) -> Option<Result<Value, Failure>> {
+    /// The answer to the request of `waiter`, as the engine read it.
+    fn client_reply(&self, waiter: &str) -> Option<&Result<Reply, Failure>> {
         self.client_events.iter().find_map(|e| match e {
-            Event::Response { waiter: w, outcome, .. } if *w == waiter => {
-                Some(outcome.clone().map(|raw| serde_json::from_str(raw.get()).expect("a result is JSON")))
-            }
+            Event::Response { waiter: w, outcome, .. } if *w == waiter => Some(outcome),
             _ => None,
         })
+    }
+
+    /// The answer to the request of `waiter`, a complete result read as JSON.
+    fn client_response(&self, waiter: &str) -> Option<Result<Value, Failure>> {
+        self.client_reply(waiter).map(|outcome| match outcome {
+            Ok(Reply::Complete(raw)) => Ok(serde_json::from_str(raw.get()).expect("a result is JSON")),
+            Ok(other) => panic!("{waiter}: not a complete result: {other:?}"),
+            Err(failure) => Err(failure.clone()),
+        })
+    }
+
+    /// The notifications of our listen stream `id`, in order.
+    fn listened(&self, id: &RequestId) -> Vec<&ServerNotification> {
+        self.client_events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Role(ClientNews::Listened { id: i, notification }) if i == id => Some(notification),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Answers our request `id` with `result` as written here, instead of the server engine
+    /// (the frame it was sent in is dropped).
+    fn answer_with(&mut self, id: &RequestId, result: Value) {
+        self.collect();
+        self.to_server.clear();
+        self.to_client.push(json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}).to_string());
+        self.drive();
     }
 
     fn server_frames_of(&self, kind: impl Fn(&FrameKind) -> bool) -> Vec<String> {
@@ -446,21 +474,36 @@ fn an_input_round_asks_then_the_retry_brings_the_answer_and_tampered_state_is_re
     assert_eq!(round.answer("name", &elicit()), None, "nothing answered yet");
     pair.server.respond_input_required(&first.id, &first.request, &round, pair.now);
     pair.drive();
-    let Some(Ok(value)) = pair.client_response("round-1") else { panic!() };
-    assert_eq!(value["resultType"], "input_required");
-    assert_eq!(value["inputRequests"]["name"]["method"], "elicitation/create");
-    let state = value["requestState"].clone();
+    // The engine read the answer's kind and its question.
+    let Some(Ok(Reply::InputRequired(asked))) = pair.client_reply("round-1") else { panic!() };
+    let [(key, Ok(ServerRequest::Elicit(question)))] = asked.questions.as_slice() else { panic!("{asked:?}") };
+    assert_eq!((key.as_str(), question.message.as_str()), ("name", "name?"));
+    assert_eq!(asked.resume.retries(), 0);
+    let resume = asked.resume.clone();
+    let state = json!(resume.request_state().expect("a sealed state"));
 
-    // The retry: same request, the answer and the state.
-    let answer = json!({"name": {"action": "accept", "content": {"n": "Ada"}}});
-    let retry =
-        crate::message::RoundInput { input_responses: Some(to_raw(&answer)), request_state: Some(to_raw(&state)) };
-    pair.call(request.clone(), RequestOptions { round: retry, ..Default::default() }, "round-2");
+    // The retry: the engine sends the same request again, with the answer and the state.
+    let accepted = ElicitResult {
+        action: "accept".into(),
+        content: Some(serde_json::from_value(json!({"n": "Ada"})).unwrap()),
+        meta: None,
+    };
+    let answers = [("name".to_owned(), ClientResult::Elicit(accepted))];
+    let retry_id = pair
+        .client
+        .retry(&request, &resume, &answers, RequestOptions::default(), "round-2", pair.now)
+        .expect("retried");
+    assert_ne!(Some(&retry_id), Some(&first.id), "a retry is a new request");
     pair.drive();
     let second = pair.take_server_requests().remove(0);
     let mut round = second.round.expect("a round");
     assert_eq!(round.answer("name", &elicit()).unwrap()["content"]["n"], "Ada");
     pair.server.respond(&second.id, Ok(ServerResult::CallTool(CallToolResult::text("hello Ada"))));
+
+    pair.drive();
+    let Some(Ok(value)) = pair.client_response("round-2") else { panic!() };
+    assert_eq!(value["content"][0]["text"], "hello Ada");
+    let answer = json!({"name": {"action": "accept", "content": {"n": "Ada"}}});
 
     // A state altered by the client, or used for another request, is refused by the engine.
     let mut tampered = state.as_str().unwrap().to_owned();
@@ -701,4 +744,164 @@ fn connecting_after_the_line_closed_fails_at_once() {
     let failed =
         pair.client_events.iter().any(|e| matches!(e, Event::Role(ClientNews::ConnectFailed(ConnectError::Closed))));
     assert!(failed, "{:?}", pair.client_events.len());
+}
+
+#[test]
+fn the_client_engine_bounds_the_rounds_of_a_request_and_counts_its_retries() {
+    let mut settings = client_settings(None);
+    settings.max_input_rounds = 2;
+    let mut pair = Pair::new(settings, server_settings());
+    pair.connect();
+    let request = call_tool("greet");
+    let waiters = ["round-0", "round-1", "round-2"];
+    let mut id = pair.call(request.clone(), RequestOptions::default(), waiters[0]);
+    let mut sent = vec![id.clone()];
+    for (n, waiter) in waiters.iter().enumerate() {
+        pair.drive();
+        // The server asks something new every time (an earlier answer comes back with it).
+        let served = pair.take_server_requests().remove(0);
+        let mut round = served.round.expect("a round");
+        if n > 0 {
+            assert_eq!(round.answer(&format!("q{}", n - 1), &elicit()), Some(json!({"action": "decline"})));
+        }
+        assert_eq!(round.answer(&format!("q{n}"), &elicit()), None);
+        pair.server.respond_input_required(&served.id, &served.request, &round, pair.now);
+        pair.drive();
+        match pair.client_reply(waiter) {
+            Some(Ok(Reply::InputRequired(asked))) => {
+                assert_eq!(asked.resume.retries() as usize, n);
+                let resume = asked.resume.clone();
+                assert_eq!(asked.questions[0].0, format!("q{n}"));
+                let answers = [(format!("q{n}"), ClientResult::Elicit(declined()))];
+                let next = waiters[n + 1];
+                id = pair.client.retry(&request, &resume, &answers, RequestOptions::default(), next, pair.now).unwrap();
+                sent.push(id.clone());
+            }
+            Some(Err(Failure::TooManyRounds(retries))) => {
+                assert_eq!((*retries, n), (2, 2), "two retries allowed, the third question fails the call");
+                break;
+            }
+            other => panic!("{waiter}: {other:?}"),
+        }
+    }
+    sent.dedup();
+    assert_eq!(sent.len(), 3, "each retry is a request of its own");
+    assert_eq!(pair.client.waiting(), 0);
+}
+
+fn declined() -> ElicitResult {
+    ElicitResult { action: "decline".into(), content: None, meta: None }
+}
+
+#[test]
+fn the_client_engine_reads_what_each_request_may_be_answered_with() {
+    let task = json!({"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": null});
+    let question = json!({"method": "elicitation/create", "params": {"message": "name?"}});
+    let malformed = |pair: &Pair, waiter: &str, words: &str| match pair.client_reply(waiter) {
+        Some(Err(Failure::Malformed(detail))) => assert!(detail.contains(words), "{waiter}: {detail}"),
+        other => panic!("{waiter}: {other:?}"),
+    };
+
+    let mut pair = Pair::new(client_settings(None), server_settings());
+    pair.connect();
+    let list = || ClientRequest::ListTools(PaginatedParams::default());
+    let id = pair.call(list(), RequestOptions::default(), "list");
+    pair.answer_with(&id, json!({"resultType": "input_required", "inputRequests": {"q": question}}));
+    malformed(&pair, "list", "only allowed on tools/call");
+    let id = pair.call(call_tool("t"), RequestOptions::default(), "undeclared task");
+    pair.answer_with(&id, json!({"resultType": "task", "task": task}));
+    malformed(&pair, "undeclared task", "a task result");
+    let declared = RequestOptions { declare_tasks: true, ..Default::default() };
+    let id = pair.call(call_tool("t"), declared, "task");
+    pair.answer_with(&id, json!({"resultType": "task", "task": task}));
+    let Some(Ok(Reply::Task(created))) = pair.client_reply("task") else { panic!() };
+    assert_eq!(created.task.task_id, "t1");
+    let id = pair.call(call_tool("t"), RequestOptions::default(), "empty");
+    pair.answer_with(&id, json!({"resultType": "input_required"}));
+    malformed(&pair, "empty", "neither inputRequests nor requestState");
+    let id = pair.call(call_tool("t"), RequestOptions::default(), "unknown");
+    pair.answer_with(&id, json!({"resultType": "later"}));
+    malformed(&pair, "unknown", "unknown resultType");
+    // A question the client cannot be asked is its to refuse: the answer itself reads.
+    let id = pair.call(call_tool("t"), RequestOptions::default(), "odd question");
+    let odd = json!({"method": "tools/list"});
+    pair.answer_with(&id, json!({"resultType": "input_required", "inputRequests": {"a": question, "b": odd}}));
+    let Some(Ok(Reply::InputRequired(asked))) = pair.client_reply("odd question") else { panic!() };
+    assert!(matches!(&asked.questions[0], (k, Ok(ServerRequest::Elicit(_))) if k == "a"));
+    assert!(matches!(&asked.questions[1], (k, Err(crate::codec::answer::QuestionError::NotAQuestion(m)))
+        if k == "b" && m == "tools/list"));
+
+    // 2025-11-25: a call that asked for a task may be answered with one; any other is complete.
+    let mut pair = Pair::new(client_settings(Some(ProtocolVersion::V2025_11_25)), server_settings());
+    pair.connect();
+    let mut asking = CallToolParams { name: "t".into(), arguments: None, task: None };
+    asking.task = Some(crate::types::TaskMetadata { ttl: None });
+    let id = pair.call(ClientRequest::CallTool(asking), RequestOptions::default(), "legacy task");
+    pair.answer_with(&id, json!({"task": task}));
+    assert!(matches!(pair.client_reply("legacy task"), Some(Ok(Reply::Task(_)))));
+    let id = pair.call(call_tool("t"), RequestOptions::default(), "legacy plain");
+    pair.answer_with(&id, json!({"task": task, "resultType": "task"}));
+    let Some(Ok(value)) = pair.client_response("legacy plain") else { panic!() };
+    assert_eq!(value["task"]["taskId"], "t1", "resultType means nothing before 2026-07-28");
+}
+
+#[test]
+fn a_listen_stream_s_notifications_are_routed_to_it_until_it_ends() {
+    use crate::types::meta_keys::SUBSCRIPTION_ID;
+    let mut pair = Pair::new(client_settings(None), server_settings());
+    pair.connect();
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let listen = || ClientRequest::Listen(ListenParams { notifications: filter.clone() });
+    let id = pair.call(listen(), RequestOptions::default(), "listen");
+    pair.drive();
+    pair.server.announce(&Change::Tools, &pair.offer);
+    pair.drive();
+    let seen = pair.listened(&id);
+    assert!(
+        matches!(
+            seen.as_slice(),
+            [ServerNotification::SubscriptionsAcknowledged(_), ServerNotification::ToolsListChanged]
+        ),
+        "{seen:?}"
+    );
+    let plain = |pair: &Pair| pair.client_events.iter().filter(|e| matches!(e, Event::Notification(_))).count();
+    assert_eq!(plain(&pair), 0, "none of them is a notification of the connection's");
+
+    // One tagged with an id that is no stream of ours is the connection's.
+    let tagged = |id: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {SUBSCRIPTION_ID: id}}})
+        .to_string()
+    };
+    pair.to_client.push(tagged(json!("elsewhere")));
+    pair.drive();
+    assert_eq!(plain(&pair), 1);
+
+    // The stream ends with its result; later notifications naming it are the connection's.
+    pair.server.close();
+    pair.drive();
+    assert!(matches!(pair.client_reply("listen"), Some(Ok(Reply::Complete(_)))));
+    pair.to_client.push(tagged(id.to_value()));
+    pair.drive();
+    assert_eq!((pair.listened(&id).len(), plain(&pair)), (2, 2));
+
+    // Over stdio the server ends a stream with notifications/cancelled naming it.
+    let mut pair = Pair::new(client_settings(None), server_settings());
+    pair.connect();
+    let id = pair.call(listen(), RequestOptions::default(), "stdio listen");
+    pair.collect();
+    pair.to_server.clear();
+    let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id.to_value(), "reason": "shutting down"}});
+    pair.to_client.push(cancelled.to_string());
+    pair.drive();
+    assert!(matches!(pair.client_reply("stdio listen"), Some(Err(Failure::Closed))));
+    assert_eq!(pair.client.waiting(), 0);
+    // A stream we cancel is ours no more either.
+    let id = pair.call(listen(), RequestOptions::default(), "cancelled listen");
+    assert_eq!(pair.client.cancel(&id, "done"), Some("cancelled listen"));
+    pair.to_client.push(tagged(id.to_value()));
+    pair.drive();
+    assert!(pair.listened(&id).is_empty());
 }

@@ -2,6 +2,9 @@
 //! `initialize`, never on one error code alone), the `_meta` every 2026-07-28 request carries,
 //! and the requests of the server's it serves.
 
+mod listen;
+mod reply;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +28,9 @@ use crate::types::{
     meta_keys, ClientCapabilities, DiscoverResult, Implementation, InitializeParams, LoggingLevel, ServerCapabilities,
     SetLevelParams,
 };
+use listen::Listens;
+use reply::Expect;
+pub use reply::{InputRequest, Reply, Resume};
 
 /// A client's settings, shared by all its connections.
 #[derive(Debug, Clone)]
@@ -45,12 +51,28 @@ pub struct ClientSettings {
     /// The log level asked for (legacy: `logging/setLevel` after the handshake; modern: in
     /// every request's `_meta`).
     pub log_level: Option<LoggingLevel>,
+    /// How many times a 2026-07-28 request may be sent again with answers to the server's
+    /// questions (`input_required`); one more question fails it with
+    /// [`Failure::TooManyRounds`].
+    pub max_input_rounds: u32,
 }
 
 impl ClientSettings {
     /// The capabilities declared to a server of revision `version`.
     pub fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
-        self.capabilities.iter().find(|(v, _)| *v == version).map(|(_, c)| c.clone()).unwrap_or_default()
+        self.declared(version).cloned().unwrap_or_default()
+    }
+
+    fn declared(&self, version: ProtocolVersion) -> Option<&ClientCapabilities> {
+        self.capabilities.iter().find(|(v, _)| *v == version).map(|(_, c)| c)
+    }
+
+    /// Whether the tasks extension is declared to a server of revision `version`
+    /// (2026-07-28).
+    pub fn declares_tasks(&self, version: ProtocolVersion) -> bool {
+        self.declared(version)
+            .and_then(|c| c.extensions.as_ref())
+            .is_some_and(|e| e.contains_key(crate::types::TASKS_EXTENSION))
     }
 
     /// The client's info as revision `version` writes it.
@@ -115,6 +137,14 @@ pub enum ClientNews {
     Connected(Box<Negotiated>),
     /// Connecting failed; the connection is useless.
     ConnectFailed(ConnectError),
+    /// A notification of an open `subscriptions/listen` stream of ours (2026-07-28): it
+    /// carries the stream's request id as its `subscriptionId`.
+    Listened {
+        /// The listen request.
+        id: RequestId,
+        /// The notification (the acknowledgement first).
+        notification: ServerNotification,
+    },
 }
 
 /// What the client keeps about a request of the server's it serves.
@@ -126,6 +156,7 @@ impl Role for Client {
     type Served = Box<Request<ServerRequest>>;
     type Notified = Notified<ServerNotification>;
     type News = ClientNews;
+    type Reply = Reply;
     type Serving = ClientServing;
 }
 
@@ -145,7 +176,8 @@ enum Step {
 
 /// What waits for a request of ours.
 enum Waiting<W> {
-    App(W),
+    /// The application, and what the answer may be.
+    App(W, Expect),
     Handshake(Step),
 }
 
@@ -157,6 +189,8 @@ pub struct ClientPeer<W = (), H = ()> {
     log_level: Option<LoggingLevel>,
     core: Core<Waiting<W>, H, ClientServing>,
     events: Fifo<Event<Client, W, H>, 1>,
+    /// Our open `subscriptions/listen` requests.
+    listens: Listens,
 }
 
 /// How a request of ours is sent.
@@ -211,6 +245,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             log_level,
             core: Core::default(),
             events: Fifo::default(),
+            listens: Listens::default(),
         }
     }
 
@@ -408,7 +443,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
                     None => self.initialize(ProtocolVersion::LATEST_LEGACY, false, now),
                 },
                 // No answer in time, or one that is not a discover result: legacy.
-                Ok(Err(_)) | Err(Failure::TimedOut | Failure::Malformed(_)) => {
+                Ok(Err(_)) | Err(Failure::TimedOut | Failure::Malformed(_) | Failure::TooManyRounds(_)) => {
                     self.initialize(ProtocolVersion::LATEST_LEGACY, false, now)
                 }
             },
@@ -469,6 +504,10 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             Failure::Closed => ConnectError::Closed,
             Failure::TimedOut => ConnectError::TimedOut { method, timeout: self.settings.request_timeout },
             Failure::Malformed(detail) => ConnectError::Malformed { method, detail },
+            // A handshake request has no rounds.
+            Failure::TooManyRounds(n) => {
+                ConnectError::Malformed { method, detail: format!("input required {n} times") }
+            }
             Failure::Error(error) => ConnectError::Refused { method, error },
         }
     }
@@ -537,7 +576,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     pub fn handle_timeout(&mut self, now: Now) {
         for (id, _, waiting) in self.core.expire(now.instant) {
             match waiting {
-                Waiting::App(waiter) => {
+                Waiting::App(waiter, _) => {
+                    self.listens.end(&id);
                     self.events.push_back(Event::Response { id, waiter, outcome: Err(Failure::TimedOut) })
                 }
                 Waiting::Handshake(step) => self.step_answered(step, Err(Failure::TimedOut), now),
@@ -560,12 +600,20 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     fn resolve(&mut self, id: &RequestId, outcome: Result<Box<RawValue>, Failure>, now: Now) {
         let Some((_, waiting, outcome)) = self.core.complete(id, outcome) else { return };
         match waiting {
-            Waiting::App(waiter) => self.events.push_back(Event::Response { id: id.clone(), waiter, outcome }),
+            Waiting::App(waiter, expect) => {
+                self.listens.end(id);
+                let outcome = outcome.and_then(|raw| expect.read(raw, self.settings.max_input_rounds));
+                self.events.push_back(Event::Response { id: id.clone(), waiter, outcome })
+            }
             Waiting::Handshake(step) => self.step_answered(step, outcome, now),
         }
     }
 
     fn handle_notification(&mut self, n: Notified<ServerNotification>) {
+        let n = match self.listened(n) {
+            Some(n) => n,
+            None => return,
+        };
         match &n.body {
             ServerNotification::Progress(p) => {
                 if let Some(id) = self.core.progress_of(&p.progress_token) {
@@ -574,6 +622,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             }
             ServerNotification::Cancelled(c) => {
                 if let Some(id) = &c.request_id {
+                    // The server ended a listen stream of ours (stdio): it is over.
+                    self.listen_ended(id);
                     // The server gave up on a request it sent us.
                     if let Some(serving) = self.core.end(id) {
                         self.events.push_back(Event::Cancelled {
@@ -672,11 +722,46 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// carries); its answer comes as an [`Event::Response`] carrying `waiter`. A method the
     /// revision does not have ([`ProtocolVersion::has_request`]) is not sent:
     /// [`NotSent::Unsupported`].
+    ///
+    /// A 2026-07-28 answer is read for what it may be ([`Reply`]): `input_required` for a
+    /// `tools/call`, `prompts/get` or `resources/read`, a task for a `tools/call` when the
+    /// tasks extension is declared; a 2025-11-25 `tools/call` that asks for a task may become
+    /// one. A `subscriptions/listen` request's notifications come as
+    /// [`ClientNews::Listened`] until it ends.
     pub fn send_request(
         &mut self,
         request: &ClientRequest,
         options: RequestOptions,
         waiter: W,
+        now: Now,
+    ) -> Result<RequestId, NotSent> {
+        self.send_typed(request, options, waiter, 0, now)
+    }
+
+    /// Sends `request` again with the answers to the questions of its `input_required` answer
+    /// (2026-07-28), under the keys asked, and the state the server sealed, as a new request
+    /// (a new id, the same params). Its answer comes as [`Event::Response`] carrying `waiter`;
+    /// a server that asks again after [`ClientSettings::max_input_rounds`] retries fails it
+    /// with [`Failure::TooManyRounds`].
+    pub fn retry(
+        &mut self,
+        request: &ClientRequest,
+        resume: &Resume,
+        answers: &[(String, ClientResult)],
+        mut options: RequestOptions,
+        waiter: W,
+        now: Now,
+    ) -> Result<RequestId, NotSent> {
+        options.round = reply::round_input(resume, answers);
+        self.send_typed(request, options, waiter, resume.retries + 1, now)
+    }
+
+    fn send_typed(
+        &mut self,
+        request: &ClientRequest,
+        options: RequestOptions,
+        waiter: W,
+        retries: u32,
         now: Now,
     ) -> Result<RequestId, NotSent> {
         if self.core.closed {
@@ -688,6 +773,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             return Err(NotSent::Unsupported { method, version });
         }
         let (id, token) = self.core.allocate(options.progress);
+        let tasks_declared = options.declare_tasks || self.settings.declares_tasks(version);
+        let expect = Expect::of(request, version.era(), tasks_declared, retries);
         let mut meta = self.request_meta(version, options.meta, options.declare_tasks);
         meta.progress_token = token.clone();
         let text = codec::write_client_request(&id, request, &meta, &options.round, version);
@@ -702,7 +789,10 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             headers.extend(options.headers);
         }
         let written = Written { id: id.clone(), method: request.method().into(), text, token, headers };
-        self.core.send(written, &send, Waiting::App(waiter), now.instant);
+        self.core.send(written, &send, Waiting::App(waiter, expect), now.instant);
+        if matches!(request, ClientRequest::Listen(_)) {
+            self.listens.open(id.clone());
+        }
         Ok(id)
     }
 
@@ -774,7 +864,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             (MethodName::Unknown(_), false) => self.headers(version, Method::Ping, None),
         };
         let written = Written { id: id.clone(), method: name, text, token, headers };
-        self.core.send(written, &send, Waiting::App(waiter), now.instant);
+        self.core.send(written, &send, Waiting::App(waiter, Expect::Plain), now.instant);
         id
     }
 
@@ -806,16 +896,18 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// Gives up on a request of ours: the server is told, and a late answer is ignored.
     /// Returns its waiter if it was still waiting.
     pub fn cancel(&mut self, id: &RequestId, reason: &str) -> Option<W> {
+        self.listens.end(id);
         match self.core.cancel(id, reason)? {
-            Waiting::App(w) => Some(w),
+            Waiting::App(w, _) => Some(w),
             Waiting::Handshake(_) => None,
         }
     }
 
     /// Forgets a request of ours without telling the server.
     pub fn forget(&mut self, id: &RequestId) -> Option<W> {
+        self.listens.end(id);
         match self.core.forget(id)? {
-            Waiting::App(w) => Some(w),
+            Waiting::App(w, _) => Some(w),
             Waiting::Handshake(_) => None,
         }
     }
@@ -823,7 +915,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     /// The waiter of a request of ours still waiting.
     pub fn waiter(&self, id: &RequestId) -> Option<&W> {
         match self.core.waiter(id)? {
-            Waiting::App(w) => Some(w),
+            Waiting::App(w, _) => Some(w),
             Waiting::Handshake(_) => None,
         }
     }
@@ -836,9 +928,10 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         }
         self.core.closed = true;
         let connecting = !self.connected;
+        self.listens = Listens::default();
         for (id, waiting) in self.core.drain_pending() {
             match waiting {
-                Waiting::App(waiter) => {
+                Waiting::App(waiter, _) => {
                     self.events.push_back(Event::Response { id, waiter, outcome: Err(Failure::Closed) })
                 }
                 Waiting::Handshake(Step::SetLevel) => {}

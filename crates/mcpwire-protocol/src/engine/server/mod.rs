@@ -147,6 +147,8 @@ impl Role for Server {
     type Served = Box<ServedRequest>;
     type Notified = Notified<ClientNotification>;
     type News = ServerNews;
+    /// The client's answer as its text: the server's questions read it into their own types.
+    type Reply = Box<serde_json::value::RawValue>;
     type Serving = ServerServing;
 }
 
