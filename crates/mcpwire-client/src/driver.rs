@@ -16,8 +16,8 @@ use std::time::Duration;
 use futures::FutureExt;
 use mcpwire_protocol::codec;
 use mcpwire_protocol::engine::{
-    ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Now, Reply,
-    RequestOptions, Resume, Transmit,
+    ClientNews, ClientPeer, ClientSettings, ConnectError, Event, Failure, Negotiated, NotSent, Reply, RequestOptions,
+    Resume, Transmit,
 };
 use mcpwire_protocol::frame::{headers, Header, Outbound};
 use mcpwire_protocol::jsonrpc::DecodeError;
@@ -26,6 +26,7 @@ use mcpwire_protocol::message::{
 };
 use mcpwire_protocol::types::ProgressParams;
 use mcpwire_protocol::{ErrorObject, ProtocolVersion, RequestId};
+use mcpwire_transport::driving::{self, now, sleep_until};
 use mcpwire_transport::Inbound;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -100,15 +101,6 @@ pub(crate) struct Shared {
     pub(crate) ended: CancellationToken,
     /// The questions this client answers as tasks (2025-11-25).
     task_requests: TaskRequests,
-}
-
-/// The time now, as the engine takes it (tokio's clock, so that paused time applies).
-fn now() -> Now {
-    let unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default();
-    Now::new(tokio::time::Instant::now().into_std(), unix_ms)
 }
 
 /// Forgets a request of ours when the future waiting for it is dropped: a late answer is
@@ -266,19 +258,7 @@ impl Shared {
     fn send_now(&self, transmits: SmallVec<[Transmit; 2]>) {
         let Some(tx) = self.sender() else { return };
         for t in transmits {
-            match tx.try_send(t.out) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(text)) => {
-                    // The queue is full: send it from a task rather than lose it.
-                    if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                        let tx = tx.clone();
-                        handle.spawn(async move {
-                            let _ = tokio::time::timeout(Duration::from_secs(10), tx.send(text)).await;
-                        });
-                    }
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => {}
-            }
+            driving::send_now(&tx, t.out);
         }
     }
 
@@ -631,11 +611,4 @@ pub(crate) async fn drive(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Inbo
     let (_, out) = shared.run(|peer| peer.close());
     shared.listens.lock().clear();
     shared.settle_now(out);
-}
-
-async fn sleep_until(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
-        None => std::future::pending().await,
-    }
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::{BoxFuture, Either};
-use mcpwire_protocol::engine::{Event, Failure, Now, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
+use mcpwire_protocol::engine::{Event, Failure, ServedRequest, Server, ServerNews, ServerPeer, Transmit};
 use mcpwire_protocol::frame::{FrameKind, Outbound};
 use mcpwire_protocol::{Principal, RequestId};
 use parking_lot::Mutex;
@@ -66,10 +66,11 @@ impl Sink {
         }
     }
 
-    /// Sends one frame if there is room now (from a destructor).
+    /// Sends one frame without waiting (from a destructor): a reader that is behind gets it
+    /// from a task of its own, as the client's driver does.
     pub(crate) fn try_send(&self, out: Outbound) {
         match self {
-            Self::Frames(tx) => drop(tx.try_send(out)),
+            Self::Frames(tx) => drop(mcpwire_transport::driving::send_now(tx, out)),
             Self::Function(f) => drop(f(out)),
         }
     }
@@ -116,14 +117,8 @@ pub(crate) struct Link {
     principal: Mutex<Option<Arc<Principal>>>,
 }
 
-/// The time now, as the engine takes it.
-pub(crate) fn now() -> Now {
-    let unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default();
-    Now::new(tokio::time::Instant::now().into_std(), unix_ms)
-}
+/// The time now, as the engine takes it (the client's driver keeps the same).
+pub(crate) use mcpwire_transport::driving::now;
 
 impl Link {
     pub(crate) fn new(peer: Peer, sink: Sink, session_id: Option<Arc<str>>) -> Self {

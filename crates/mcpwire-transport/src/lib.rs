@@ -11,9 +11,12 @@
 //!   transport and era detection, session handling and stream resumption.
 //! - [`child`]: a server run as a child process, over its stdin/stdout, with its stderr
 //!   logged and the specification's close sequence (stdin EOF, SIGTERM, SIGKILL).
+//! - [`driving`]: what the client's and the server's drivers of the protocol engine share:
+//!   its time, its deadlines, sending a frame from where one cannot wait.
 #![deny(missing_docs)]
 
 pub mod child;
+pub mod driving;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;

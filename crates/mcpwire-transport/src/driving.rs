@@ -1,0 +1,88 @@
+//! What every async driver of a protocol engine needs besides a connection: the time as the
+//! engine takes it, a wait for the engine's next deadline, and sending a frame from where one
+//! cannot wait (a destructor, the task reading the connection).
+//!
+//! The client's and the server's drivers use these, so that both keep the same time and the
+//! same policy on a full queue.
+
+use std::time::{Duration, Instant};
+
+use mcpwire_protocol::engine::Now;
+use mcpwire_protocol::frame::Outbound;
+use tokio::sync::mpsc;
+
+/// The time now, as an engine takes it: tokio's clock for deadlines (so that a test's paused
+/// clock applies), and the wall clock for what outlives the process.
+pub fn now() -> Now {
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default();
+    Now::new(tokio::time::Instant::now().into_std(), unix_ms)
+}
+
+/// Waits until `deadline` (an engine's `poll_timeout`); forever when there is none.
+pub async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How long a frame that found its queue full may wait for room, from a task of its own.
+pub const SEND_LATER_LIMIT: Duration = Duration::from_secs(10);
+
+/// Sends `out` without waiting: at once when the queue has room; when it is full, from a task
+/// of its own that waits at most [`SEND_LATER_LIMIT`] for room (a frame is not lost because
+/// its reader is briefly behind, and a reader that never reads again holds no task for
+/// long). Returns `false` when the queue is closed (nobody reads it any more).
+pub fn send_now(tx: &mpsc::Sender<Outbound>, out: Outbound) -> bool {
+    match tx.try_send(out) {
+        Ok(()) => true,
+        Err(mpsc::error::TrySendError::Full(out)) => {
+            // Outside a runtime (a destructor run at shutdown) there is nowhere to wait.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let tx = tx.clone();
+                runtime.spawn(async move {
+                    let _ = tokio::time::timeout(SEND_LATER_LIMIT, tx.send(out)).await;
+                });
+            }
+            true
+        }
+        Err(mpsc::error::TrySendError::Closed(_)) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpwire_protocol::frame::Outbound;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_frame_that_finds_its_queue_full_is_sent_once_there_is_room_and_not_after_the_limit() {
+        let (tx, mut rx) = mpsc::channel(1);
+        assert!(send_now(&tx, Outbound::CloseStream));
+        assert!(send_now(&tx, Outbound::CloseStream), "full: sent later");
+        assert!(rx.recv().await.is_some());
+        assert!(rx.recv().await.is_some(), "the frame that waited came");
+
+        // A reader that never reads again: the waiting task gives up at the limit.
+        assert!(send_now(&tx, Outbound::CloseStream));
+        assert!(send_now(&tx, Outbound::CloseStream));
+        tokio::time::sleep(SEND_LATER_LIMIT + Duration::from_secs(1)).await;
+        assert!(rx.recv().await.is_some());
+        assert!(rx.try_recv().is_err(), "the late frame was dropped at the limit");
+
+        drop(rx);
+        assert!(!send_now(&tx, Outbound::CloseStream), "closed");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sleeping_until_no_deadline_never_ends() {
+        let never = tokio::time::timeout(Duration::from_secs(3600), sleep_until(None)).await;
+        assert!(never.is_err());
+        let start = tokio::time::Instant::now();
+        sleep_until(Some(now().instant + Duration::from_secs(5))).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+    }
+}
