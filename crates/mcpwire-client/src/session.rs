@@ -11,11 +11,10 @@ use mcpwire_protocol::message::ClientRequest;
 use mcpwire_protocol::types::{
     EmptyResult, Implementation, LoggingLevel, ProgressParams, ServerCapabilities, SetLevelParams,
 };
-use mcpwire_protocol::{Era, ErrorObject, ProtocolVersion};
+use mcpwire_protocol::{Era, ProtocolVersion};
 use mcpwire_transport::child::ChildProcess;
 use mcpwire_transport::Connection;
 use parking_lot::Mutex;
-use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::driver::{drive, Outgoing, ProgressCallback, Retry, Shared};
@@ -282,7 +281,7 @@ impl ClientSession {
             let result = shared.round_trip(outgoing, retry, options, progress.clone()).await;
             if let Err(e) = &result {
                 if version.is_modern() && !retried && e.code() == Some(UNSUPPORTED_PROTOCOL_VERSION) {
-                    if let Some(v) = supported_versions(e.error_object()).and_then(|s| self.pick_modern(s)) {
+                    if let Some(v) = e.error_object().and_then(|e| self.pick_modern(e.supported_versions())) {
                         tracing::debug!(from = %version, to = %v, "server does not support the version; retrying");
                         retried = true;
                         shared.set_version(v);
@@ -351,10 +350,4 @@ impl ClientSession {
         }
         Ok(status.transpose()?)
     }
-}
-
-/// `data.supported` of a `-32022` error.
-fn supported_versions(error: Option<&ErrorObject>) -> Option<impl Iterator<Item = &str>> {
-    let list = error?.data.as_ref()?.get("supported")?.as_array()?;
-    Some(list.iter().filter_map(Value::as_str))
 }

@@ -64,14 +64,7 @@ impl ClientSession {
                 caps.extensions.as_ref().is_some_and(|e| e.contains_key(mcpwire_protocol::types::TASKS_EXTENSION))
             }
             Era::Legacy => {
-                self.protocol_version() == ProtocolVersion::V2025_11_25
-                    && caps
-                        .tasks
-                        .as_ref()
-                        .and_then(|t| t.get("requests"))
-                        .and_then(|r| r.get("tools"))
-                        .and_then(|t| t.get("call"))
-                        .is_some()
+                self.protocol_version() == ProtocolVersion::V2025_11_25 && caps.offers_task_requests(Method::CallTool)
             }
         }
     }

@@ -70,6 +70,15 @@ impl ErrorObject {
         Self::new(INVALID_PARAMS, format!("Invalid params: {detail}"))
     }
 
+    /// The revisions a `-32022` (unsupported protocol version) error says the server
+    /// supports (`data.supported`); none for any other error.
+    pub fn supported_versions(&self) -> impl Iterator<Item = &str> {
+        let list = (self.code == UNSUPPORTED_PROTOCOL_VERSION)
+            .then(|| self.data.as_ref()?.get("supported")?.as_array())
+            .flatten();
+        list.into_iter().flatten().filter_map(Value::as_str)
+    }
+
     /// `-32603` Internal error.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         Self::new(INTERNAL_ERROR, format!("Internal error: {detail}"))
@@ -104,6 +113,18 @@ pub fn chain(error: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_an_unsupported_version_error_names_the_supported_versions() {
+        use super::*;
+        use serde_json::json;
+        let e = ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "no")
+            .with_data(json!({"supported": ["2026-07-28", 5, "2025-11-25"], "requested": "x"}));
+        assert_eq!(e.supported_versions().collect::<Vec<_>>(), ["2026-07-28", "2025-11-25"]);
+        let other = ErrorObject::new(INVALID_PARAMS, "no").with_data(json!({"supported": ["2026-07-28"]}));
+        assert_eq!(other.supported_versions().count(), 0);
+        assert_eq!(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "no").supported_versions().count(), 0);
+    }
+
     use super::chain;
     use std::fmt;
 

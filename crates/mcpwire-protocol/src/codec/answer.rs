@@ -330,4 +330,27 @@ mod tests {
         let bad = raw(r#"{"method":"sampling/createMessage","params":{"messages":"nope","maxTokens":1}}"#);
         assert!(matches!(read_question(&bad), Err(QuestionError::Mismatch(_))));
     }
+
+    #[test]
+    fn a_complete_result_reads_as_the_server_result_of_its_method() {
+        use crate::message::ServerResult;
+        use crate::method::Method;
+        use crate::revision::ProtocolVersion as V;
+        let text = raw(r#"{"content":[{"type":"text","text":"hi"}]}"#);
+        assert!(matches!(read_server_result(Method::CallTool, V::LATEST, &text), Ok(ServerResult::CallTool(_))));
+        let tools = raw(r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}"#);
+        let Ok(ServerResult::ListTools(list)) = read_server_result(Method::ListTools, V::LATEST, &tools) else {
+            panic!()
+        };
+        assert_eq!(list.tools[0].name, "a");
+        let empty = raw(r#"{"_meta":{"k":1}}"#);
+        assert!(matches!(read_server_result(Method::Ping, V::LATEST, &empty), Ok(ServerResult::Empty(_))));
+        // tasks/cancel answers with the task in 2025-11-25, with nothing from 2026-07-28.
+        let task = raw(r#"{"taskId":"t","status":"cancelled","createdAt":"x","lastUpdatedAt":"x","ttl":null}"#);
+        let legacy = read_server_result(Method::CancelTask, V::V2025_11_25, &task);
+        assert!(matches!(legacy, Ok(ServerResult::Task(_))), "{legacy:?}");
+        assert!(matches!(read_server_result(Method::CancelTask, V::LATEST, &empty), Ok(ServerResult::Empty(_))));
+        let wrong = read_server_result(Method::ListTools, V::LATEST, &text).unwrap_err();
+        assert!(wrong.to_string().contains("tools"), "{wrong}");
+    }
 }

@@ -80,6 +80,28 @@ pub struct ClientCapabilities {
     pub extensions: Option<JsonObject>,
 }
 
+impl ServerCapabilities {
+    /// Whether the server declared that it runs `method` as a task when asked (2025-11-25
+    /// `tasks.requests`: `tools.call`).
+    pub fn offers_task_requests(&self, method: crate::Method) -> bool {
+        let path: &[&str] = match method {
+            crate::Method::CallTool => &["requests", "tools", "call"],
+            _ => return false,
+        };
+        declared(self.tasks.as_ref(), path)
+    }
+}
+
+/// Whether `tasks` declares the object at `path`.
+fn declared(tasks: Option<&JsonObject>, path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else { return false };
+    let mut at = tasks.and_then(|t| t.get(*first));
+    for key in rest {
+        at = at.and_then(|v| v.get(key));
+    }
+    at.is_some_and(serde_json::Value::is_object)
+}
+
 impl ClientCapabilities {
     /// Whether the client declared that it answers `method` as a task when asked
     /// (2025-11-25 `tasks.requests`: `elicitation.create`, `sampling.createMessage`).
@@ -90,12 +112,7 @@ impl ClientCapabilities {
             Method::CreateMessage => &["requests", "sampling", "createMessage"],
             _ => return false,
         };
-        let Some(tasks) = &self.tasks else { return false };
-        let mut at = tasks.get(path[0]);
-        for key in &path[1..] {
-            at = at.and_then(|v| v.get(key));
-        }
-        at.is_some_and(serde_json::Value::is_object)
+        declared(self.tasks.as_ref(), path)
     }
 
     /// Whether the client declared the 2025-11-25 task request `method` (`tasks.list`,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::peer::{Core, Event, Events, Failure, Fifo, Now, SendOptions, Transmit, Transmits, Written};
 use super::role::{Client, Role};
 use crate::codec;
-use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
+use crate::error::ErrorObject;
 use crate::frame::{headers, Frame, Header};
 use crate::jsonrpc::{self, InvalidMessage, RequestId, Response};
 use crate::message::{
@@ -416,11 +416,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
 
     /// The supported modern revision a `-32022` names, if any.
     fn modern_from_error(&self, error: &ErrorObject) -> Option<ProtocolVersion> {
-        if error.code != UNSUPPORTED_PROTOCOL_VERSION {
-            return None;
-        }
-        let list = error.data.as_ref()?.get("supported")?.as_array()?;
-        self.pick_modern(list.iter().filter_map(Value::as_str))
+        self.pick_modern(error.supported_versions())
     }
 
     fn step_answered(&mut self, step: Step, outcome: Result<Box<RawValue>, Failure>, now: Now) {
