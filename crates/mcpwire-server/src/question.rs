@@ -74,8 +74,8 @@ pub(crate) async fn ask(
         Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut(method).into()),
         Ok(Err(Failure::Malformed(detail))) => Err(AskError::malformed(method, InvalidAnswer(detail)).into()),
         // A question to the client has no rounds of its own.
-        Ok(Err(Failure::TooManyRounds(n))) => {
-            Err(AskError::malformed(method, InvalidAnswer(format!("input required {n} times"))).into())
+        Ok(Err(failure @ Failure::TooManyRounds(_))) => {
+            Err(AskError::malformed(method, InvalidAnswer(failure.to_string())).into())
         }
         Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed.into()),
     }

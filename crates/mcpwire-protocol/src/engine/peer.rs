@@ -55,6 +55,18 @@ pub enum Failure {
     TooManyRounds(u32),
 }
 
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Error(e) => write!(f, "the peer answered with an error: {e}"),
+            Self::TimedOut => f.write_str("no answer in time"),
+            Self::Closed => f.write_str("the connection closed first"),
+            Self::Malformed(detail) => write!(f, "the answer is malformed: {detail}"),
+            Self::TooManyRounds(n) => write!(f, "input was still required after {n} retries"),
+        }
+    }
+}
+
 /// The frames an engine has to send, oldest first (one or two, usually: kept inline).
 pub type Transmits = SmallVec<[Transmit; 2]>;
 

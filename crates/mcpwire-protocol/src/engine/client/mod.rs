@@ -501,9 +501,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             Failure::TimedOut => ConnectError::TimedOut { method, timeout: self.settings.request_timeout },
             Failure::Malformed(detail) => ConnectError::Malformed { method, detail },
             // A handshake request has no rounds.
-            Failure::TooManyRounds(n) => {
-                ConnectError::Malformed { method, detail: format!("input required {n} times") }
-            }
+            failure @ Failure::TooManyRounds(_) => ConnectError::Malformed { method, detail: failure.to_string() },
             Failure::Error(error) => ConnectError::Refused { method, error },
         }
     }
