@@ -157,9 +157,15 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         settle: f64,
         /// Make one `tools/call` of `echo` on each session after opening it (memory per
-        /// session after one call, its events kept).
-        #[arg(long)]
+        /// session after one call; answered as plain JSON, so no event is kept).
+        #[arg(long, conflicts_with = "call_sse")]
         call: bool,
+        /// Make one `tools/call` of the reference server's `test_tool_with_logging` on each
+        /// session after opening it: three log messages, then the result, answered as an SSE
+        /// stream whose events the server keeps for resumption (memory per session after one
+        /// call with its events kept; takes about 150 ms per session).
+        #[arg(long)]
+        call_sse: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -540,7 +546,12 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Sessions { url, count, pid, concurrency, protocol, settle, call, json } => {
+        Command::Sessions { url, count, pid, concurrency, protocol, settle, call, call_sse, json } => {
+            let call = match (call, call_sse) {
+                (_, true) => Some(sessions::Call::Sse),
+                (true, false) => Some(sessions::Call::Json),
+                (false, false) => None,
+            };
             let load = SessionsLoad { url, count, concurrency, protocol, pid, settle: secs(settle, "settle")?, call };
             let r = runtime()?.block_on(sessions::run(&load))?;
             print(json, &r, |r| {

@@ -1,17 +1,22 @@
 //! Memory per idle legacy session: open N sessions (`initialize` + `notifications/initialized`,
-//! then nothing, or with [`SessionsLoad::call`] one `tools/call` of `echo` each, whose
-//! events the server keeps for resumption), and compare the server's resident memory before
-//! and after.
+//! then nothing, or one `tools/call` each: [`Call::Json`] calls `echo`, answered at once as
+//! `application/json`, so no event is kept; [`Call::Sse`] calls the reference server's
+//! `test_tool_with_logging`, whose log messages come before its result, so the answer is an
+//! SSE stream whose events (with ids) the server keeps for resumption), and compare the
+//! server's resident memory before and after.
 //!
 //! First one warm-up session per connection is opened (so connection buffers, thread pools
 //! and allocator arenas exist before the "before" reading), then the N measured sessions
 //! with bounded concurrency; connections are closed afterwards and the server is given a
 //! moment to settle before the "after" reading.
 
-use crate::http_client::{Connection, Target};
+use crate::http_client::{Connection, Target, PROTOCOL_VERSION, SESSION_ID};
 use crate::http_load::{echo_once, handshake};
+use crate::mcp;
 use crate::proc_stats;
 use anyhow::{bail, Result};
+use bytes::Bytes;
+use hyper::header::HeaderValue;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,9 +37,22 @@ pub struct SessionsLoad {
     pub pid: u32,
     /// Pause before reading memory, before and after.
     pub settle: Duration,
-    /// Make one `tools/call` of `echo` on each session after opening it.
-    pub call: bool,
+    /// The call made on each session after opening it, if any.
+    pub call: Option<Call>,
 }
+
+/// The call made on each session after opening it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// `tools/call` of `echo`: answered at once as `application/json` (no event kept).
+    Json,
+    /// `tools/call` of the reference server's `test_tool_with_logging`: three log messages,
+    /// then the result, on an SSE stream whose events the server keeps for resumption.
+    Sse,
+}
+
+/// The tool [`Call::Sse`] calls.
+pub const SSE_TOOL: &str = "test_tool_with_logging";
 
 /// What one memory measurement found.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -94,7 +112,7 @@ struct Opened {
     first_error: Option<String>,
 }
 
-async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str, call: bool) -> Opened {
+async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str, call: Option<Call>) -> Opened {
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..workers {
@@ -115,8 +133,12 @@ async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str
                     },
                 };
                 match tokio::time::timeout(Duration::from_secs(30), handshake(c, &protocol)).await {
-                    Ok(Ok((Some(id), version, _))) if call => {
-                        match echo_once(c, Some(&id), &version, "echo", Duration::from_secs(30)).await {
+                    Ok(Ok((Some(id), version, _))) if call.is_some() => {
+                        let called = match call {
+                            Some(Call::Sse) => sse_call(c, &id, &version).await,
+                            _ => echo_once(c, Some(&id), &version, "echo", Duration::from_secs(30)).await,
+                        };
+                        match called {
                             Ok(()) => opened += 1,
                             Err(e) => {
                                 first_error.get_or_insert(e);
@@ -151,4 +173,31 @@ async fn open_many(target: &Target, count: usize, workers: usize, protocol: &str
         }
     }
     all
+}
+
+/// One `tools/call` of [`SSE_TOOL`] on a legacy session: its answer must be an SSE stream
+/// carrying at least one message before the result.
+async fn sse_call(conn: &mut Connection, session: &str, version: &str) -> Result<(), String> {
+    let header = |v: &str| HeaderValue::from_str(v).map_err(|_| format!("{v:?} cannot be an HTTP header value"));
+    let headers = [(PROTOCOL_VERSION, header(version)?), (SESSION_ID, header(session)?)];
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{SSE_TOOL}","arguments":{{}}}}}}"#
+    );
+    let mut before = 0usize;
+    let post = conn.post(&headers, Bytes::from(body), true, |m| match mcp::find_result(m, 1) {
+        Ok(Some(_)) => Some(Ok(before)),
+        Ok(None) => {
+            before += 1;
+            None
+        }
+        Err(e) => Some(Err(e)),
+    });
+    let answer = tokio::time::timeout(Duration::from_secs(30), post)
+        .await
+        .map_err(|_| format!("{SSE_TOOL}: no answer within 30 s"))?
+        .map_err(|e| e.0)?;
+    match answer.outcome.map_err(|e| format!("{SSE_TOOL}: {e}"))? {
+        Some(0) | None => Err(format!("{SSE_TOOL}: no message came before the result (not an SSE stream?)")),
+        Some(_) => Ok(()),
+    }
 }

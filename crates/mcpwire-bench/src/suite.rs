@@ -723,7 +723,7 @@ impl<'a> ServerBench<'a> {
             protocol: mcp::LEGACY_VERSION.into(),
             pid: server.pid,
             settle: if self.opts.smoke { Duration::from_millis(300) } else { Duration::from_secs(1) },
-            call: false,
+            call: None,
         };
         let res = sessions::run(&load).await;
         let hint = server.log_hint();

@@ -12,8 +12,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, Caller};
-use crate::reply::{self, Expect, Plan};
+use crate::reply::{self, Expect, Incoming, Plan};
 use crate::{accepts_sse, error_response, headers, Inner};
+
+/// Frames of one request that may wait for its HTTP response to take them.
+const FRAMES_AHEAD: usize = 64;
 
 pub(crate) async fn post(
     inner: &Arc<Inner>,
@@ -78,7 +81,6 @@ pub(crate) async fn post(
     // A listen stream lasts until the client leaves: at shutdown it ends, with a hint.
     let listens = matches!(req.body, Ok(ClientRequest::Listen(_)));
     let ends_at_shutdown = listens.then(|| (inner.shutdown.clone(), inner.config.sse_retry.as_millis() as u64));
-    let (tx, rx) = mpsc::channel(64);
     let cancel = CancellationToken::new();
     let plan = Plan {
         expect: Expect::Response(req.id.clone()),
@@ -91,6 +93,16 @@ pub(crate) async fn post(
         ends_at_shutdown,
     };
     let server = inner.server.clone();
-    let work = reply::Inline::new(async move { server.serve_stateless_for(req, caller, tx, cancel).await });
+    // A listen stream lasts: its frames go through a queue that keeps no buffer while none
+    // waits (a tokio channel keeps a block of 32 frames, about 3 KiB, for its whole life).
+    let (work, rx) = if listens {
+        let (tx, rx) = mcpwire_server::stream_channel(FRAMES_AHEAD);
+        let work = reply::Inline::new(async move { server.serve_stateless_for(req, caller, tx, cancel).await });
+        (work, Incoming::Stream(rx))
+    } else {
+        let (tx, rx) = mpsc::channel(FRAMES_AHEAD);
+        let work = reply::Inline::new(async move { server.serve_stateless_for(req, caller, tx, cancel).await });
+        (work, Incoming::Channel(rx))
+    };
     reply::respond(work, rx, plan).await
 }

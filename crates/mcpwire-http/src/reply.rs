@@ -70,6 +70,35 @@ pub(crate) struct Plan {
     pub(crate) ends_at_shutdown: Option<(CancellationToken, u64)>,
 }
 
+/// Where a request's frames are read from: a tokio channel (most requests, answered at
+/// once), or a [`mcpwire_server::stream_channel`] (a listen stream, which lasts: it keeps
+/// no buffer while no frame waits).
+pub(crate) enum Incoming {
+    Channel(mpsc::Receiver<Outbound>),
+    Stream(mcpwire_server::StreamReceiver),
+}
+
+/// Something frames are read from.
+pub(crate) trait Source {
+    /// The next frame; `None` once nothing can send any more.
+    fn next_frame(&mut self) -> impl std::future::Future<Output = Option<Outbound>> + Send;
+}
+
+impl Source for mpsc::Receiver<Outbound> {
+    fn next_frame(&mut self) -> impl std::future::Future<Output = Option<Outbound>> + Send {
+        self.recv()
+    }
+}
+
+impl Source for Incoming {
+    async fn next_frame(&mut self) -> Option<Outbound> {
+        match self {
+            Self::Channel(rx) => rx.recv().await,
+            Self::Stream(rx) => rx.recv().await,
+        }
+    }
+}
+
 /// The work of answering a request, run in the HTTP request's own task until its first
 /// frame: most answers come at once, and then nothing is handed to another task (a
 /// spawn and a wake-up saved per call). Work still unfinished then (a streamed answer, a
@@ -89,15 +118,15 @@ impl Inline {
     }
 
     /// The next frame on `rx`, running the work meanwhile.
-    pub(crate) async fn recv(&mut self, rx: &mut mpsc::Receiver<Outbound>) -> Option<Outbound> {
-        let Some(work) = self.work.as_mut() else { return rx.recv().await };
+    pub(crate) async fn recv(&mut self, rx: &mut impl Source) -> Option<Outbound> {
+        let Some(work) = self.work.as_mut() else { return rx.next_frame().await };
         tokio::select! {
             biased;
             _ = work.as_mut() => {
                 self.work = None;
-                rx.recv().await
+                rx.next_frame().await
             }
-            frame = rx.recv() => frame,
+            frame = rx.next_frame() => frame,
         }
     }
 
@@ -177,13 +206,9 @@ enum Next {
     },
 }
 
-async fn next(
-    rx: &mut mpsc::Receiver<Outbound>,
-    keep_alive: Duration,
-    shutdown: Option<&(CancellationToken, u64)>,
-) -> Next {
+async fn next(rx: &mut Incoming, keep_alive: Duration, shutdown: Option<&(CancellationToken, u64)>) -> Next {
     let received = async {
-        match tokio::time::timeout(keep_alive, rx.recv()).await {
+        match tokio::time::timeout(keep_alive, rx.next_frame()).await {
             Ok(Some(Outbound::Frame(f))) => Next::Frame(f),
             Ok(Some(Outbound::CloseStream)) => Next::CloseHint,
             Ok(None) => Next::Gone,
@@ -201,7 +226,7 @@ async fn next(
 }
 
 /// Builds the response from the frames `work` sends on `rx`.
-pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, plan: Plan) -> Response {
+pub(crate) async fn respond(mut work: Inline, mut rx: Incoming, plan: Plan) -> Response {
     let guard = plan.cancel_on_close.clone().map(CancellationToken::drop_guard);
     let status_of = |frame: &Frame| match (plan.modern, frame.error_code()) {
         (true, Some(code)) => modern_status(code),
@@ -241,7 +266,7 @@ pub(crate) async fn respond(mut work: Inline, mut rx: mpsc::Receiver<Outbound>, 
     let expect = plan.expect.clone();
     let keep_alive = plan.keep_alive;
     struct State {
-        rx: mpsc::Receiver<Outbound>,
+        rx: Incoming,
         pending: Option<Frame>,
         done: bool,
         guard: Option<DropGuard>,

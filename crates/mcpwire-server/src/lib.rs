@@ -59,6 +59,7 @@ mod server;
 mod session;
 pub mod shared;
 mod state;
+mod stream;
 mod tasks;
 
 pub use authoring::{
@@ -74,7 +75,8 @@ pub use middleware::{McpRequest, McpResponse};
 pub use roots::{Roots, RootsError};
 pub use scopes::Scopes;
 pub use server::{BuildError, Server, ServerBuilder, ServerConfig, WeakServer};
-pub use session::ServerSession;
+pub use session::{Frames, ServerSession};
+pub use stream::{stream_channel, StreamReceiver, StreamSender};
 pub use tasks::{
     now_ms, InMemoryTaskStore, TaskChange, TaskClock, TaskConfig, TaskOutcome, TaskPage, TaskRecord, TaskSettings,
     TaskStore, TaskStoreError, TASKS_TOPIC, TASK_RUNNER_STOPPED,

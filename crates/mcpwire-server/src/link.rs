@@ -40,6 +40,8 @@ pub(crate) type SinkFn = Arc<dyn Fn(Outbound) -> bool + Send + Sync>;
 pub(crate) enum Sink {
     /// A channel to a writer of typed frames (a transport, one HTTP request's stream).
     Frames(mpsc::Sender<Outbound>),
+    /// A long-lived stream's queue (a 2026-07-28 listen stream): no channel block kept.
+    Stream(crate::stream::StreamSender),
     /// A function that files them (a session with no connection of its own).
     Function(SinkFn),
 }
@@ -49,6 +51,7 @@ impl Sink {
     pub(crate) async fn send(&self, out: Outbound) -> bool {
         match self {
             Self::Frames(tx) => tx.send(out).await.is_ok(),
+            Self::Stream(tx) => tx.send(out).await,
             Self::Function(f) => f(out),
         }
     }
@@ -62,6 +65,7 @@ impl Sink {
                 Err(mpsc::error::TrySendError::Full(out)) => Err(out),
                 Err(mpsc::error::TrySendError::Closed(_)) => Ok(false),
             },
+            Self::Stream(tx) => tx.try_send(out),
             Self::Function(f) => Ok(f(out)),
         }
     }
@@ -71,6 +75,17 @@ impl Sink {
     pub(crate) fn try_send(&self, out: Outbound) {
         match self {
             Self::Frames(tx) => drop(mcpwire_transport::driving::send_now(tx, out)),
+            Self::Stream(tx) => {
+                // The same policy for a listen stream's queue: a frame that finds it full is
+                // sent from a task, for a bounded time.
+                if let (Err(out), Ok(runtime)) = (tx.try_send(out), tokio::runtime::Handle::try_current()) {
+                    let tx = tx.clone();
+                    runtime.spawn(async move {
+                        let limit = mcpwire_transport::driving::SEND_LATER_LIMIT;
+                        let _ = tokio::time::timeout(limit, tx.send(out)).await;
+                    });
+                }
+            }
             Self::Function(f) => drop(f(out)),
         }
     }

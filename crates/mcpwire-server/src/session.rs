@@ -84,15 +84,16 @@ impl Server {
     /// [`Self::serve_stateless`] for a request its transport authorized for `principal`: its
     /// handlers see it ([`crate::Context::principal`]), it sees and uses only what the
     /// principal's scopes permit, its tasks are the principal's, and the `requestState` of its
-    /// rounds is bound to the principal.
+    /// rounds is bound to the principal. Its frames go to a channel, or (better for a
+    /// long-lived `subscriptions/listen` stream) to a [`crate::stream_channel`].
     pub async fn serve_stateless_for(
         &self,
         request: Box<Request<ClientRequest>>,
         principal: Option<Arc<Principal>>,
-        frames: mpsc::Sender<Outbound>,
+        frames: impl Into<Frames>,
         cancel: CancellationToken,
     ) {
-        let link = connection::link(Peer::stateless(self.settings().clone()), Sink::Frames(frames));
+        let link = connection::link(Peer::stateless(self.settings().clone()), frames.into().0);
         if principal.is_some() {
             link.set_principal(principal);
         }
@@ -135,6 +136,29 @@ async fn follow_changes(server: &Server, link: &Link, mut changes: broadcast::Re
             break;
         }
         connection::announce(server, link, change).await;
+    }
+}
+
+/// Where a stateless request's frames go: a tokio channel (`mpsc::Sender<Outbound>`), or a
+/// [`crate::stream_channel`], which holds no buffer while nothing waits in it (a listen
+/// stream's).
+pub struct Frames(Sink);
+
+impl From<mpsc::Sender<Outbound>> for Frames {
+    fn from(tx: mpsc::Sender<Outbound>) -> Self {
+        Self(Sink::Frames(tx))
+    }
+}
+
+impl From<crate::stream::StreamSender> for Frames {
+    fn from(tx: crate::stream::StreamSender) -> Self {
+        Self(Sink::Stream(tx))
+    }
+}
+
+impl std::fmt::Debug for Frames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frames").finish_non_exhaustive()
     }
 }
 

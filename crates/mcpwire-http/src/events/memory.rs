@@ -8,7 +8,8 @@
 //! the budget by its newest event; the number of running streams is bounded by the limits on
 //! requests in flight.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -60,20 +61,78 @@ struct StreamEvents {
     evicted: bool,
 }
 
-/// The kept streams of one session.
+/// The kept streams of one session, in flat sorted queues rather than B-trees: a session
+/// has a stream or two (a B-tree node holds room for eleven, about 800 bytes here), and new
+/// streams and newly finished ones come at the back, the oldest go from the front.
 #[derive(Default)]
 struct SessionEvents {
-    streams: BTreeMap<u64, StreamEvents>,
+    streams: Streams,
     bytes: usize,
-    /// Its finished streams, as (order of finishing, stream).
-    finished: BTreeSet<(u64, u64)>,
+    /// Its finished streams, as (order of finishing, stream), in that order.
+    finished: VecDeque<(u64, u64)>,
+}
+
+/// Adds an item to a queue that holds few, with room for that one only at first.
+fn push_small<T>(queue: &mut VecDeque<T>, item: T) {
+    if queue.capacity() == 0 {
+        queue.reserve_exact(1);
+    }
+    queue.push_back(item);
+}
+
+/// A session's streams by id, in a flat queue sorted by id.
+#[derive(Default)]
+struct Streams(VecDeque<(u64, StreamEvents)>);
+
+impl Streams {
+    fn position(&self, stream: u64) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&stream, |(id, _)| *id)
+    }
+
+    fn get(&self, stream: u64) -> Option<&StreamEvents> {
+        self.position(stream).ok().map(|i| &self.0[i].1)
+    }
+
+    fn get_mut(&mut self, stream: u64) -> Option<&mut StreamEvents> {
+        self.position(stream).ok().map(|i| &mut self.0[i].1)
+    }
+
+    /// The stream's events, made empty if it has none yet (a new stream: at the back).
+    fn get_or_default(&mut self, stream: u64) -> &mut StreamEvents {
+        let i = match self.position(stream) {
+            Ok(i) => i,
+            Err(i) if i == self.0.len() => {
+                push_small(&mut self.0, (stream, StreamEvents::default()));
+                i
+            }
+            Err(i) => {
+                self.0.insert(i, (stream, StreamEvents::default()));
+                i
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn remove(&mut self, stream: u64) -> Option<StreamEvents> {
+        let i = self.position(stream).ok()?;
+        self.0.remove(i).map(|(_, log)| log)
+    }
+}
+
+impl SessionEvents {
+    fn forget_finished(&mut self, order: u64) {
+        if let Ok(i) = self.finished.binary_search_by_key(&order, |(o, _)| *o) {
+            self.finished.remove(i);
+        }
+    }
 }
 
 #[derive(Default)]
 struct State {
-    sessions: HashMap<String, SessionEvents>,
+    /// By session id (the same text as in `finished`, held once).
+    sessions: HashMap<Arc<str>, SessionEvents>,
     /// Every finished stream, by order of finishing.
-    finished: BTreeMap<u64, (String, u64)>,
+    finished: BTreeMap<u64, (Arc<str>, u64)>,
     total: usize,
     next_order: u64,
 }
@@ -83,8 +142,8 @@ impl State {
     fn evict(&mut self, session: &str, order: u64, stream: u64) {
         self.finished.remove(&order);
         let Some(s) = self.sessions.get_mut(session) else { return };
-        s.finished.remove(&(order, stream));
-        if let Some(log) = s.streams.get_mut(&stream) {
+        s.forget_finished(order);
+        if let Some(log) = s.streams.get_mut(stream) {
             s.bytes -= log.bytes;
             self.total -= log.bytes;
             *log = StreamEvents { evicted: true, ..StreamEvents::default() };
@@ -93,7 +152,7 @@ impl State {
 
     /// Lets the session's oldest finished stream go; false if it has none.
     fn evict_oldest_of(&mut self, session: &str) -> bool {
-        let Some(&(order, stream)) = self.sessions.get(session).and_then(|s| s.finished.first()) else {
+        let Some(&(order, stream)) = self.sessions.get(session).and_then(|s| s.finished.front()) else {
             return false;
         };
         self.evict(session, order, stream);
@@ -111,7 +170,7 @@ impl State {
     /// one; false if there is none.
     fn trim_running_of(&mut self, session: &str) -> bool {
         let Some(s) = self.sessions.get_mut(session) else { return false };
-        let Some(log) = s.streams.values_mut().find(|l| l.finished.is_none() && l.events.len() > 1) else {
+        let Some((_, log)) = s.streams.0.iter_mut().find(|(_, l)| l.finished.is_none() && l.events.len() > 1) else {
             return false;
         };
         if let Some((_, frame)) = log.events.pop_front() {
@@ -127,11 +186,11 @@ impl State {
     /// Removes a stream entirely.
     fn remove(&mut self, session: &str, stream: u64) {
         let Some(s) = self.sessions.get_mut(session) else { return };
-        if let Some(log) = s.streams.remove(&stream) {
+        if let Some(log) = s.streams.remove(stream) {
             s.bytes -= log.bytes;
             self.total -= log.bytes;
             if let Some(order) = log.finished {
-                s.finished.remove(&(order, stream));
+                s.forget_finished(order);
                 self.finished.remove(&order);
             }
         }
@@ -178,10 +237,10 @@ impl EventStore for MemoryEventStore {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         if !st.sessions.contains_key(session) {
-            st.sessions.insert(session.to_owned(), SessionEvents::default());
+            st.sessions.insert(session.into(), SessionEvents::default());
         }
         let Some(s) = st.sessions.get_mut(session) else { return };
-        let log = s.streams.entry(stream).or_default();
+        let log = s.streams.get_or_default(stream);
         if log.evicted || log.finished.is_some() {
             return;
         }
@@ -216,22 +275,24 @@ impl EventStore for MemoryEventStore {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         let order = st.next_order;
+        let Some(key) = st.sessions.get_key_value(session).map(|(key, _)| key.clone()) else { return };
         let Some(s) = st.sessions.get_mut(session) else { return };
-        let Some(log) = s.streams.get_mut(&stream) else { return };
+        let Some(log) = s.streams.get_mut(stream) else { return };
         if log.finished.is_some() || log.evicted {
             return;
         }
         log.finished = Some(order);
         // It grows no more: its slots are its events.
         log.events.shrink_to_fit();
-        s.finished.insert((order, stream));
-        st.finished.insert(order, (session.to_owned(), stream));
+        // Finished in order: at the back.
+        push_small(&mut s.finished, (order, stream));
+        st.finished.insert(order, (key, stream));
         st.next_order += 1;
     }
 
     fn replay(&self, session: &str, stream: u64, after: u64) -> Result<Vec<(u64, String)>, Evicted> {
         let st = self.state.lock();
-        let Some(log) = st.sessions.get(session).and_then(|s| s.streams.get(&stream)) else { return Ok(Vec::new()) };
+        let Some(log) = st.sessions.get(session).and_then(|s| s.streams.get(stream)) else { return Ok(Vec::new()) };
         if log.evicted {
             return Err(Evicted);
         }

@@ -42,6 +42,6 @@ pub use client::{
 pub use peer::{Event, Events, Failure, Now, SendOptions, Transmit, Transmits};
 pub use role::{Client, Role, Server};
 pub use server::{
-    missing_capability, tasks_extension_missing, Change, Feature, NotAsked, Offer, Scope, ServedRequest, ServerNews,
-    ServerPeer, ServerSettings, Session, SessionSnapshot, SnapshotRefused, TaskMethods,
+    missing_capability, tasks_extension_missing, Change, Declared, Feature, NotAsked, Offer, Scope, ServedRequest,
+    ServerNews, ServerPeer, ServerSettings, Session, SessionSnapshot, SnapshotRefused, TaskMethods,
 };

@@ -257,6 +257,7 @@ impl ServerBuilder {
             sealer: self.state_keys.map(StateSealer::with_ring).unwrap_or_else(StateSealer::random),
             request_state_ttl: config.request_state_ttl,
             tasks: tasks.as_ref().map(|t| TaskMethods { list: t.config.list, extension: t.config.extension }),
+            declared: Default::default(),
         };
         let server = Server {
             inner: Arc::new(ServerInner {

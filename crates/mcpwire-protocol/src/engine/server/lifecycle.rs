@@ -71,7 +71,15 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             .map(|raw| serde_json::from_str::<Implementation>(raw.get()))
             .transpose()
             .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
-        Ok(Scope { revision, capabilities: Arc::new(capabilities), client_info: client_info.map(Arc::new) })
+        // A listen stream keeps its scope for as long as it lasts: shared with its likes. (Other
+        // requests keep it for their call only.)
+        let (capabilities, client_info) = if method.known() == Some(Method::Listen) {
+            let declared = &self.settings.declared;
+            (declared.capabilities(capabilities), client_info.map(|i| declared.client_info(i)))
+        } else {
+            (Arc::new(capabilities), client_info.map(Arc::new))
+        };
+        Ok(Scope { revision, capabilities, client_info })
     }
 
     /// Answers `initialize`: negotiates the version and makes this a legacy session.
@@ -103,8 +111,8 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             .unwrap_or(ProtocolVersion::LATEST_LEGACY);
         self.session = Some(Session {
             revision,
-            capabilities: Arc::new(params.capabilities),
-            client_info: Arc::new(params.client_info),
+            capabilities: self.settings.declared.capabilities(params.capabilities),
+            client_info: self.settings.declared.client_info(params.client_info),
         });
         self.state_changes += 1;
         Ok(ServerResult::Initialize(Box::new(InitializeResult {

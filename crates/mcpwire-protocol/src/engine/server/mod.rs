@@ -25,7 +25,7 @@ mod snapshot;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::peer::{Core, Event, Events, Failure, Fifo, Now, Transmit, Transmits};
+use super::peer::{Core, Event, Events, Failure, LeanFifo, Now, Transmit, Transmits};
 use super::role::{Role, Server};
 use super::rounds::InputRound;
 use crate::error::ErrorObject;
@@ -42,7 +42,7 @@ use crate::types::{
 pub use listen::Change;
 pub use methods::{missing_capability, tasks_extension_missing};
 pub use outgoing::NotAsked;
-pub use settings::{Feature, Offer, ServerSettings, TaskMethods};
+pub use settings::{Declared, Feature, Offer, ServerSettings, TaskMethods};
 pub use snapshot::{SessionSnapshot, SnapshotRefused};
 
 /// What a legacy client negotiated with `initialize`.
@@ -176,8 +176,9 @@ pub struct ServerPeer<W = (), H = ()> {
     state_changes: u64,
     batches: HashMap<u64, Batch>,
     next_batch: u64,
-    core: Core<W, H, ServerServing>,
-    events: Fifo<Event<Server, W, H>, 1>,
+    /// Its queues are on the heap, empty while idle: a server keeps thousands of engines.
+    core: Core<W, H, ServerServing, LeanFifo<Transmit, 2>>,
+    events: LeanFifo<Event<Server, W, H>, 1>,
 }
 
 impl<W, H: Clone + Default> ServerPeer<W, H> {
@@ -195,7 +196,7 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             batches: HashMap::new(),
             next_batch: 0,
             core: Core::default(),
-            events: Fifo::default(),
+            events: LeanFifo::default(),
         }
     }
 

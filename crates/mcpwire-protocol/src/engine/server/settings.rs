@@ -1,11 +1,12 @@
 //! What a server offers and how it is set up: [`Offer`], [`Feature`], [`TaskMethods`],
 //! [`ServerSettings`].
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::codec::ResultContext;
 use crate::engine::request_state::StateSealer;
-use crate::types::{CacheHint, Implementation, ServerCapabilities};
+use crate::types::{CacheHint, ClientCapabilities, Implementation, ServerCapabilities};
 
 /// What a server offers, asked when it matters (the registries change at any time).
 pub trait Offer {
@@ -58,6 +59,40 @@ pub struct ServerSettings {
     pub request_state_ttl: Duration,
     /// The task methods, when tasks are enabled.
     pub tasks: Option<TaskMethods>,
+    /// What clients declared, kept once for all the sessions and listen streams that
+    /// declared the same.
+    pub declared: Declared,
+}
+
+/// The last client capabilities and client info a server's engines were given, handed out
+/// again for an equal declaration: thousands of sessions of one kind of client declare the
+/// same, and each would otherwise keep a copy of its own (about 600 bytes, mostly the optional
+/// maps of [`ClientCapabilities`]). One comparison per handshake.
+/// Settings cloned keep sharing it.
+#[derive(Debug, Default, Clone)]
+pub struct Declared {
+    capabilities: Arc<Mutex<Option<Arc<ClientCapabilities>>>>,
+    client_info: Arc<Mutex<Option<Arc<Implementation>>>>,
+}
+
+impl Declared {
+    /// `capabilities`, shared with the last equal ones.
+    pub fn capabilities(&self, capabilities: ClientCapabilities) -> Arc<ClientCapabilities> {
+        shared(&self.capabilities, capabilities)
+    }
+
+    /// `info`, shared with the last equal one.
+    pub fn client_info(&self, info: Implementation) -> Arc<Implementation> {
+        shared(&self.client_info, info)
+    }
+}
+
+fn shared<T: PartialEq>(last: &Mutex<Option<Arc<T>>>, value: T) -> Arc<T> {
+    let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match last.as_ref() {
+        Some(kept) if **kept == value => kept.clone(),
+        _ => last.insert(Arc::new(value)).clone(),
+    }
 }
 
 impl ServerSettings {
@@ -72,6 +107,7 @@ impl ServerSettings {
             sealer: StateSealer::random(),
             request_state_ttl: Duration::from_secs(600),
             tasks: None,
+            declared: Declared::default(),
         }
     }
 
