@@ -4,7 +4,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcpwire_protocol::codec::answer::{AnswerError, ResultType};
+use mcpwire_protocol::codec::answer::{self, AnswerError, ResultType};
 use mcpwire_protocol::engine::{Reply, RequestOptions};
 use mcpwire_protocol::error::UNSUPPORTED_PROTOCOL_VERSION;
 use mcpwire_protocol::message::ClientRequest;
@@ -80,9 +80,9 @@ pub(crate) fn unreadable(method: &str, error: AnswerError) -> ClientError {
         AnswerError::Mismatch(m) => ClientError::decode_json(method, None, m.into_json_error()),
         AnswerError::UnknownResultType(kind) => ClientError::decode(method, format!("unknown resultType {kind:?}")),
         AnswerError::NotComplete(ResultType::InputRequired) => {
-            ClientError::decode(method, "input_required is only allowed on tools/call, prompts/get and resources/read")
+            ClientError::decode(method, answer::INPUT_REQUIRED_NOT_ALLOWED)
         }
-        AnswerError::NotComplete(_) => ClientError::decode(method, "a task result, which this request cannot have"),
+        AnswerError::NotComplete(_) => ClientError::decode(method, answer::TASK_NOT_ALLOWED),
     }
 }
 
@@ -299,11 +299,8 @@ impl ClientSession {
         match self.send(Outgoing::Typed(request), None).await?.read(method)? {
             Step::Result(result) => Ok(result),
             // The engine lets neither through for these requests; a layer might.
-            Step::Task(_) => Err(ClientError::decode(method, "a task result, which this request cannot have")),
-            Step::Input(_) => Err(ClientError::decode(
-                method,
-                "input_required is only allowed on tools/call, prompts/get and resources/read",
-            )),
+            Step::Task(_) => Err(unreadable(method, AnswerError::NotComplete(ResultType::Task))),
+            Step::Input(_) => Err(unreadable(method, AnswerError::NotComplete(ResultType::InputRequired))),
         }
     }
 

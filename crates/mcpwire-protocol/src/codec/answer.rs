@@ -52,6 +52,12 @@ impl InputRequired {
     }
 }
 
+/// What is said of a task result where the request cannot become a task.
+pub const TASK_NOT_ALLOWED: &str = "a task result, which this request cannot have";
+/// What is said of an `input_required` result for a request that takes no rounds.
+pub const INPUT_REQUIRED_NOT_ALLOWED: &str =
+    "input_required is only allowed on tools/call, prompts/get and resources/read";
+
 /// Why a result does not read.
 #[derive(Debug)]
 pub enum AnswerError {

@@ -14,7 +14,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::codec::answer::{self, AnswerError, QuestionError, ResultType};
+use crate::codec::answer::{self, QuestionError, ResultType};
 use crate::message::{to_raw, ClientRequest, ClientResult, RoundInput, ServerRequest};
 use crate::method::Method;
 use crate::mismatch;
@@ -116,21 +116,19 @@ impl Expect {
             Self::Modern { .. } => answer::result_kind(&raw, false),
         };
         let malformed = |detail: &str| Failure::Malformed(detail.to_owned());
-        match kind.map_err(|e| Failure::Malformed(unreadable(e)))? {
+        match kind.map_err(|e| Failure::Malformed(e.to_string()))? {
             ResultType::Complete => Ok(Reply::Complete(raw)),
             ResultType::Task => match self {
-                Self::Modern { task: false, .. } => Err(malformed("a task result, which this request cannot have")),
+                Self::Modern { task: false, .. } => Err(malformed(answer::TASK_NOT_ALLOWED)),
                 _ => mismatch::from_str(raw.get())
                     .map(|task| Reply::Task(Box::new(task)))
                     .map_err(|e| Failure::Malformed(e.to_string())),
             },
             ResultType::InputRequired => {
                 let Self::Modern { rounds: true, retries, .. } = self else {
-                    return Err(malformed(
-                        "input_required is only allowed on tools/call, prompts/get and resources/read",
-                    ));
+                    return Err(malformed(answer::INPUT_REQUIRED_NOT_ALLOWED));
                 };
-                let asked = answer::read_input_required(&raw).map_err(|e| Failure::Malformed(unreadable(e)))?;
+                let asked = answer::read_input_required(&raw).map_err(|e| Failure::Malformed(e.to_string()))?;
                 if asked.is_empty() {
                     return Err(malformed("input_required with neither inputRequests nor requestState"));
                 }
@@ -143,14 +141,6 @@ impl Expect {
                 Ok(Reply::InputRequired(Box::new(InputRequest { questions, resume })))
             }
         }
-    }
-}
-
-/// What is wrong with a result, in words.
-fn unreadable(error: AnswerError) -> String {
-    match error {
-        AnswerError::UnknownResultType(kind) => format!("unknown resultType {kind:?}"),
-        other => other.to_string(),
     }
 }
 
