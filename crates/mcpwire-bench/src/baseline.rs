@@ -113,6 +113,13 @@ pub fn serve_http(port: u16) -> Result<()> {
 /// Serves `app` on 127.0.0.1:`port` (0 picks a free port) on a multi-thread runtime, until
 /// killed; prints `listening on http://ADDR{path}` on stdout once bound.
 fn serve_axum(port: u16, path: &str, app: impl FnOnce() -> axum::Router) -> Result<()> {
+    serve_axum_with(port, path, None, app)
+}
+
+/// [`serve_axum`], with `Some(streams)`: HTTP/1.1 and HTTP/2 over cleartext (prior knowledge),
+/// each connection as its first bytes say (hyper-util's `server::conn::auto`), at most
+/// `streams` streams per HTTP/2 connection.
+fn serve_axum_with(port: u16, path: &str, http2: Option<u32>, app: impl FnOnce() -> axum::Router) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
@@ -121,6 +128,9 @@ fn serve_axum(port: u16, path: &str, app: impl FnOnce() -> axum::Router) -> Resu
         let addr = listener.local_addr()?;
         println!("listening on http://{addr}{path}");
         std::io::stdout().flush().ok();
+        if let Some(streams) = http2 {
+            return serve_both(listener, streams, app()).await;
+        }
         // TCP_NODELAY, as `mcp serve --http` sets it: no Nagle delay on small answers.
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
             let _ = tcp.set_nodelay(true);
@@ -129,20 +139,48 @@ fn serve_axum(port: u16, path: &str, app: impl FnOnce() -> axum::Router) -> Resu
     })
 }
 
+/// Serves `app` on `listener` until killed, HTTP/1.1 or HTTP/2 (prior knowledge) as each
+/// connection's first bytes say, at most `streams` streams per HTTP/2 connection.
+async fn serve_both(listener: tokio::net::TcpListener, streams: u32, app: axum::Router) -> Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto;
+    use hyper_util::service::TowerToHyperService;
+    use std::sync::Arc;
+
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http2().max_concurrent_streams(streams);
+    let builder = Arc::new(builder);
+    loop {
+        let (tcp, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let (builder, service) = (builder.clone(), TowerToHyperService::new(app.clone()));
+        tokio::spawn(async move {
+            let _ = builder.serve_connection(TokioIo::new(tcp), service).await;
+        });
+    }
+}
+
 /// The event [`serve_sse`] broadcasts: the update `mcp serve` sends for the resource the
 /// streams benchmark subscribes to.
 pub const SSE_EVENT: &str =
     r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://watched-resource"}}"#;
 
 /// Serves the SSE broadcast baseline on 127.0.0.1:`port` until killed (multi-thread runtime,
-/// like [`serve_http`]). Prints `listening on http://127.0.0.1:PORT/sse` once bound.
-pub fn serve_sse(port: u16) -> Result<()> {
+/// like [`serve_http`]). Prints `listening on http://127.0.0.1:PORT/sse` once bound. With
+/// `Some(streams)`, HTTP/2 over cleartext too, at most `streams` streams per connection.
+pub fn serve_sse(port: u16, http2: Option<u32>) -> Result<()> {
     use axum::response::sse::{Event, Sse};
     use std::convert::Infallible;
     use std::sync::Arc;
     use tokio::sync::broadcast;
 
-    serve_axum(port, "/sse", || {
+    serve_axum_with(port, "/sse", http2, || {
         let (tx, _) = broadcast::channel::<Arc<str>>(16);
         let subscribe = tx.clone();
         axum::Router::new()

@@ -223,6 +223,10 @@ enum Command {
         /// The port (0: any free port; the address is printed).
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// Serve HTTP/2 over cleartext (prior knowledge) too, with at most this many streams
+        /// per connection (hyper-util's `server::conn::auto`).
+        #[arg(long, value_name = "STREAMS")]
+        http2: Option<u32>,
     },
     /// Our client against rmcp's on `mcp serve` (stdio and HTTP): calls/s, client and server
     /// CPU per call, in alternating rounds; prints a table (or JSON).
@@ -305,6 +309,14 @@ enum Command {
         /// Seconds to wait after the last stream opened, before reading memory.
         #[arg(long, default_value_t = 1.0)]
         settle: f64,
+        /// HTTP/2 streams (h2c, prior knowledge) spread over --connections connections,
+        /// instead of one HTTP/1.1 connection per stream: `mcp serve --http2` and the baseline
+        /// served with HTTP/2 too.
+        #[arg(long)]
+        http2: bool,
+        /// With --http2: the HTTP/2 connections the streams are spread over.
+        #[arg(long, default_value_t = 100, requires = "http2")]
+        connections: usize,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -363,7 +375,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::BaselineHttp { port } => baseline::serve_http(port),
         Command::BaselinePipe => baseline::serve_pipe(),
-        Command::BaselineSse { port } => baseline::serve_sse(port),
+        Command::BaselineSse { port, http2 } => baseline::serve_sse(port, http2),
         Command::Client { mcp, rmcp, transports, inflight, eras, rounds, duration, warmup, json } => {
             let opts = client_load::CompareOptions {
                 mcp,
@@ -399,7 +411,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
-        Command::Streams { mcp, count, kinds, rounds, concurrency, settle, json } => {
+        Command::Streams { mcp, count, kinds, rounds, concurrency, settle, http2, connections, json } => {
             let cpus = process::pinning_plan();
             if let Some((_, generator)) = cpus {
                 process::pin_current_thread(generator)?;
@@ -415,6 +427,7 @@ fn run(cli: Cli) -> Result<()> {
                 timeout: Duration::from_secs(120),
                 cpus,
                 logs: PathBuf::from("target/bench-logs"),
+                http2: http2.then_some(connections),
             };
             let r = runtime()?.block_on(streams::run(&opts))?;
             print(json, &r, streams::table)

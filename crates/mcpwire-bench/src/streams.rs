@@ -21,6 +21,13 @@
 //! for that URI. The load generator is one tokio thread, as for the other measurements; it
 //! reads every event, so the delivery time includes its own share of the work, the same for
 //! both servers.
+//!
+//! With `--http2 --connections N` ([`StreamsOptions::http2`]), the streams are HTTP/2 streams
+//! instead, spread evenly over N HTTP/2 connections (h2c, prior knowledge) made when the run
+//! starts (after the RSS before is read: their cost is in the per-stream figure): our server
+//! runs with `--http2` (and `--http2-max-streams` room enough), the baseline with HTTP/2 too
+//! (hyper-util's `server::conn::auto`, the same room). The trigger is an HTTP/1.1 request in
+//! both modes, for both servers. A get stream's session requests go on its stream's connection.
 
 use crate::mcp::{self, SseParser};
 use crate::proc_stats;
@@ -29,10 +36,10 @@ use crate::stats::median_of;
 use anyhow::{anyhow, bail, Context as _, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
+use hyper::client::conn::{http1, http2};
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use hyper::{Method, Request};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -94,6 +101,9 @@ pub struct StreamsOptions {
     pub cpus: Option<(usize, usize)>,
     /// Where server logs go.
     pub logs: PathBuf,
+    /// `Some(n)`: HTTP/2 streams over `n` connections (h2c); `None`: one HTTP/1.1 connection
+    /// per stream.
+    pub http2: Option<usize>,
 }
 
 /// One run of one kind.
@@ -149,6 +159,9 @@ pub struct StreamsResults {
     pub count: usize,
     /// Rounds.
     pub rounds: usize,
+    /// HTTP/2 connections the streams were spread over (`None`: HTTP/1.1, one each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2_connections: Option<usize>,
     /// One case per kind.
     pub cases: Vec<StreamsCase>,
 }
@@ -188,11 +201,15 @@ pub async fn run(opts: &StreamsOptions) -> Result<StreamsResults> {
     if opts.rounds == 0 || opts.count == 0 {
         bail!("--rounds and --count must be at least 1");
     }
+    if opts.http2 == Some(0) {
+        bail!("--connections must be at least 1");
+    }
     let limit = raise_fd_limit();
     if (limit as usize) < opts.count + 100 {
         progress(format!("warning: {limit} open files allowed, {} streams asked for", opts.count));
     }
-    let mut results = StreamsResults { count: opts.count, rounds: opts.rounds, ..Default::default() };
+    let mut results =
+        StreamsResults { count: opts.count, rounds: opts.rounds, http2_connections: opts.http2, ..Default::default() };
     for &kind in &opts.kinds {
         results.cases.push(StreamsCase { kind: kind.as_str().into(), count: opts.count, ..Default::default() });
     }
@@ -209,9 +226,10 @@ pub async fn run(opts: &StreamsOptions) -> Result<StreamsResults> {
             match run_once(opts, kind).await {
                 Ok(r) => {
                     progress(format!(
-                        "streams {} ×{} round {round}/{}: {} opened in {:.2} s ({} failed), {} KiB/stream, {}/{} \
+                        "streams {}{} ×{} round {round}/{}: {} opened in {:.2} s ({} failed), {} KiB/stream, {}/{} \
                          delivered in {} ms ({} /s){}",
                         kind.as_str(),
+                        opts.http2.map(|n| format!(" (h2c, {n} connections)")).unwrap_or_default(),
                         opts.count,
                         opts.rounds,
                         r.opened,
@@ -248,6 +266,13 @@ struct Endpoint {
     host: HeaderValue,
 }
 
+/// The streams one HTTP/2 connection carries at most, for `count` streams over `connections`,
+/// with room for the requests that open them (`concurrency` at once).
+fn streams_per_connection(count: usize, connections: usize, concurrency: usize) -> u32 {
+    let per = count.div_ceil(connections.max(1)) + concurrency.max(1);
+    u32::try_from(per).unwrap_or(u32::MAX)
+}
+
 /// What the stream tasks share.
 struct Shared {
     ready: AtomicUsize,
@@ -272,7 +297,7 @@ async fn start_server(opts: &StreamsOptions, kind: StreamKind) -> Result<(Server
     let port = process::free_port()?;
     let addr = format!("127.0.0.1:{port}");
     let room = (opts.count + 1000).to_string();
-    let argv: Vec<String> = match kind {
+    let mut argv: Vec<String> = match kind {
         StreamKind::Raw => {
             vec![opts.bench.to_string_lossy().into_owned(), "baseline-sse".into(), "--port".into(), port.to_string()]
         }
@@ -283,13 +308,22 @@ async fn start_server(opts: &StreamsOptions, kind: StreamKind) -> Result<(Server
             room.clone(),
             "--max-sessions".into(),
             room,
-            "--http".into(),
-            addr.clone(),
         ],
     };
+    if let Some(connections) = opts.http2 {
+        let per = streams_per_connection(opts.count, connections, opts.concurrency).to_string();
+        match kind {
+            StreamKind::Raw => argv.extend(["--http2".into(), per]),
+            StreamKind::Listen | StreamKind::Get => argv.extend(["--http2".into(), "--http2-max-streams".into(), per]),
+        }
+    }
+    if kind != StreamKind::Raw {
+        argv.extend(["--http".into(), addr.clone()]);
+    }
+    let suffix = if opts.http2.is_some() { "-h2" } else { "" };
     let spawn = SpawnOptions {
         cpu: opts.cpus.map(|c| c.0),
-        log: Some(opts.logs.join(format!("streams-{}.log", kind.as_str()))),
+        log: Some(opts.logs.join(format!("streams-{}{suffix}.log", kind.as_str()))),
         ..Default::default()
     };
     let mut server = process::spawn(&argv, &spawn)?;
@@ -322,12 +356,18 @@ async fn measure(opts: &StreamsOptions, kind: StreamKind, endpoint: &Endpoint, p
     });
     let gate = Arc::new(Semaphore::new(opts.concurrency.max(1)));
     let started = Instant::now();
+    // HTTP/2: the connections every stream goes on, made now (their memory is the streams').
+    let mut pool = Vec::new();
+    for _ in 0..opts.http2.unwrap_or(0) {
+        pool.push(connect_h2(endpoint).await.map_err(|e| anyhow!(e)).context("an HTTP/2 connection")?);
+    }
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..opts.count {
         let (shared, gate, endpoint) = (shared.clone(), gate.clone(), endpoint.clone());
+        let on = (!pool.is_empty()).then(|| pool[i % pool.len()].clone());
         tasks.spawn(async move {
             let permit = gate.acquire_owned().await;
-            match open_stream(kind, &endpoint, i).await {
+            match open_stream(kind, &endpoint, i, on).await {
                 Ok((sender, body, parser)) => {
                     drop(permit);
                     shared.ready.fetch_add(1, Ordering::SeqCst);
@@ -387,21 +427,60 @@ async fn measure(opts: &StreamsOptions, kind: StreamKind, endpoint: &Endpoint, p
     })
 }
 
-type Sender = SendRequest<Full<Bytes>>;
+type H2Sender = http2::SendRequest<Full<Bytes>>;
+
+/// A connection to send requests on: HTTP/1.1 of its own, or an HTTP/2 one shared.
+enum Sender {
+    Http1(http1::SendRequest<Full<Bytes>>),
+    Http2(H2Sender),
+}
+
+impl Sender {
+    fn is_http2(&self) -> bool {
+        matches!(self, Sender::Http2(_))
+    }
+
+    async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<hyper::Response<hyper::body::Incoming>, String> {
+        match self {
+            Sender::Http1(s) => {
+                s.ready().await.map_err(|e| format!("connection closed: {e}"))?;
+                s.send_request(req).await.map_err(|e| format!("request failed: {e}"))
+            }
+            Sender::Http2(s) => {
+                s.ready().await.map_err(|e| format!("connection closed: {e}"))?;
+                s.send_request(req).await.map_err(|e| format!("request failed: {e}"))
+            }
+        }
+    }
+}
 
 async fn connect(endpoint: &Endpoint) -> Result<Sender, String> {
     let stream = TcpStream::connect(endpoint.addr).await.map_err(|e| format!("connect: {e}"))?;
     let _ = stream.set_nodelay(true);
-    let (sender, conn) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| format!("handshake: {e}"))?;
+    let (sender, conn) = http1::handshake(TokioIo::new(stream)).await.map_err(|e| format!("handshake: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(Sender::Http1(sender))
+}
+
+/// An HTTP/2 connection (h2c, prior knowledge), its streams taken by clones of the sender.
+async fn connect_h2(endpoint: &Endpoint) -> Result<H2Sender, String> {
+    let stream = TcpStream::connect(endpoint.addr).await.map_err(|e| format!("connect: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP/2 handshake: {e}"))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
     Ok(sender)
 }
 
+/// A request for `path`; on HTTP/2 (`http2`), its URI absolute (`:authority`, no `Host`).
 fn request(
     endpoint: &Endpoint,
+    http2: bool,
     method: Method,
     path: &str,
     headers: &[(&str, &str)],
@@ -409,9 +488,14 @@ fn request(
 ) -> Result<Request<Full<Bytes>>, String> {
     let mut req = Request::new(Full::new(Bytes::from(body)));
     *req.method_mut() = method.clone();
-    *req.uri_mut() = path.parse().map_err(|e| format!("{e}"))?;
+    if http2 {
+        let host = endpoint.host.to_str().map_err(|e| e.to_string())?;
+        *req.uri_mut() = format!("http://{host}{path}").parse().map_err(|e| format!("{e}"))?;
+    } else {
+        *req.uri_mut() = path.parse().map_err(|e| format!("{e}"))?;
+        req.headers_mut().insert(HOST, endpoint.host.clone());
+    }
     let h = req.headers_mut();
-    h.insert(HOST, endpoint.host.clone());
     if method == Method::GET {
         h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     } else {
@@ -429,8 +513,7 @@ fn request(
 
 /// Sends a request and reads its whole answer: (status, session id, body).
 async fn exchange(sender: &mut Sender, req: Request<Full<Bytes>>) -> Result<(u16, Option<String>, String), String> {
-    sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
-    let resp = sender.send_request(req).await.map_err(|e| format!("request failed: {e}"))?;
+    let resp = sender.send(req).await?;
     let status = resp.status().as_u16();
     let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let body = resp.into_body().collect().await.map_err(|e| format!("reading an answer: {e}"))?.to_bytes();
@@ -445,26 +528,32 @@ fn modern_meta() -> serde_json::Value {
     })
 }
 
-/// Opens one stream of `kind` and waits until it is ready; returns the connection, the
-/// stream's body and its parser (holding any events read after the ready point).
+/// Opens one stream of `kind` (on a connection of its own, or on `on`, an HTTP/2 connection)
+/// and waits until it is ready; returns the connection, the stream's body and its parser
+/// (holding any events read after the ready point).
 async fn open_stream(
     kind: StreamKind,
     endpoint: &Endpoint,
     i: usize,
+    on: Option<H2Sender>,
 ) -> Result<(Sender, hyper::body::Incoming, SseParser), String> {
-    let mut sender = connect(endpoint).await?;
+    let mut sender = match on {
+        Some(shared) => Sender::Http2(shared),
+        None => connect(endpoint).await?,
+    };
+    let h2 = sender.is_http2();
     let req = match kind {
-        StreamKind::Raw => request(endpoint, Method::GET, "/sse", &[], String::new())?,
+        StreamKind::Raw => request(endpoint, h2, Method::GET, "/sse", &[], String::new())?,
         StreamKind::Listen => {
             let body = json!({"jsonrpc": "2.0", "id": i, "method": "subscriptions/listen", "params": {
                 "notifications": {"resourceSubscriptions": [WATCHED]}, "_meta": modern_meta()}});
             let headers = [("mcp-protocol-version", mcp::MODERN_VERSION), ("mcp-method", "subscriptions/listen")];
-            request(endpoint, Method::POST, "/mcp", &headers, body.to_string())?
+            request(endpoint, h2, Method::POST, "/mcp", &headers, body.to_string())?
         }
         StreamKind::Get => {
             let (status, session, body) = exchange(
                 &mut sender,
-                request(endpoint, Method::POST, "/mcp", &[], mcp::initialize(1, mcp::LEGACY_VERSION))?,
+                request(endpoint, h2, Method::POST, "/mcp", &[], mcp::initialize(1, mcp::LEGACY_VERSION))?,
             )
             .await?;
             let session = match (status, session) {
@@ -474,7 +563,7 @@ async fn open_stream(
             let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", mcp::LEGACY_VERSION)];
             let (status, _, body) = exchange(
                 &mut sender,
-                request(endpoint, Method::POST, "/mcp", &headers, mcp::initialized().to_owned())?,
+                request(endpoint, h2, Method::POST, "/mcp", &headers, mcp::initialized().to_owned())?,
             )
             .await?;
             if !(200..300).contains(&status) {
@@ -483,16 +572,15 @@ async fn open_stream(
             let subscribe =
                 json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": WATCHED}});
             let (status, _, body) =
-                exchange(&mut sender, request(endpoint, Method::POST, "/mcp", &headers, subscribe.to_string())?)
+                exchange(&mut sender, request(endpoint, h2, Method::POST, "/mcp", &headers, subscribe.to_string())?)
                     .await?;
             if status != 200 || mcp::find_result(&first_data(&body), 2).ok().flatten().is_none() {
                 return Err(format!("resources/subscribe: HTTP {status}: {}", mcp::clip(&body)));
             }
-            request(endpoint, Method::GET, "/mcp", &headers, String::new())?
+            request(endpoint, h2, Method::GET, "/mcp", &headers, String::new())?
         }
     };
-    sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
-    let resp = sender.send_request(req).await.map_err(|e| format!("opening the stream: {e}"))?;
+    let resp = sender.send(req).await.map_err(|e| format!("opening the stream: {e}"))?;
     let status = resp.status().as_u16();
     let mut body = resp.into_body();
     if status != 200 {
@@ -597,13 +685,13 @@ async fn await_event(mut body: hyper::body::Incoming, mut parser: SseParser, sha
 async fn trigger(kind: StreamKind, endpoint: &Endpoint) -> Result<()> {
     let mut sender = connect(endpoint).await.map_err(|e| anyhow!(e))?;
     let req = match kind {
-        StreamKind::Raw => request(endpoint, Method::POST, "/broadcast", &[], String::new()),
+        StreamKind::Raw => request(endpoint, false, Method::POST, "/broadcast", &[], String::new()),
         StreamKind::Listen | StreamKind::Get => {
             let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                 "name": TOUCH_TOOL, "arguments": {"uri": WATCHED}, "_meta": modern_meta()}});
             let headers =
                 [("mcp-protocol-version", mcp::MODERN_VERSION), ("mcp-method", "tools/call"), ("mcp-name", TOUCH_TOOL)];
-            request(endpoint, Method::POST, "/mcp", &headers, body.to_string())
+            request(endpoint, false, Method::POST, "/mcp", &headers, body.to_string())
         }
     }
     .map_err(|e| anyhow!(e))?;
@@ -621,6 +709,10 @@ async fn trigger(kind: StreamKind, endpoint: &Endpoint) -> Result<()> {
 pub fn table(r: &StreamsResults) -> String {
     use crate::suite::fmt_opt;
     let raw = r.case(StreamKind::Raw).and_then(|c| c.deliveries_per_s);
+    let over = match r.http2_connections {
+        Some(n) => format!(", h2c streams over {n} connections"),
+        None => String::new(),
+    };
     let mut s = String::from(
         "| stream | streams | KiB/stream | delivery to all, ms | deliveries/s | ÷ raw axum SSE | failed / not delivered |\n\
          |---|---|---|---|---|---|---|\n",
@@ -638,7 +730,7 @@ pub fn table(r: &StreamsResults) -> String {
             _ => "raw axum SSE broadcast",
         };
         s.push_str(&format!(
-            "| {label} | {} | {} | {} | {} | {ratio} | {failed} / {missed}{} |\n",
+            "| {label}{over} | {} | {} | {} | {} | {ratio} | {failed} / {missed}{} |\n",
             c.count,
             fmt_opt(c.kib_per_stream),
             fmt_opt(c.deliver_ms),

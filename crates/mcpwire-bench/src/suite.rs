@@ -390,6 +390,7 @@ async fn measure_ours_more(
         timeout: Duration::from_secs(120),
         cpus,
         logs: logs.to_path_buf(),
+        http2: None,
     };
     match streams::run(&stream_opts).await {
         Ok(r) => results.streams = Some(r),

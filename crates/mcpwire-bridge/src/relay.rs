@@ -14,8 +14,10 @@
 //! never retried before [`PARK_TTL`]) drops the upstream call, which cancels it upstream.
 
 use std::any::Any;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use mcpwire_client::{ClientError, ErrorObject};
@@ -23,9 +25,8 @@ use mcpwire_protocol::error::{INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 use mcpwire_protocol::types::ProgressParams;
 use mcpwire_server::{Context, HandlerError, HandlerResult, InputRequest};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
-use crate::router::{CallRouter, Question, Registration};
+use crate::router::{CallRouter, Inbox, Mailed, Question, Registration};
 
 /// How long a parked call waits for the downstream client's retry before it is dropped.
 pub const PARK_TTL: Duration = Duration::from_secs(600);
@@ -45,8 +46,8 @@ type Work = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 /// An upstream call in progress, owned by the downstream round relaying it or parked.
 pub(crate) struct UpstreamCall {
     key: u64,
-    questions: mpsc::UnboundedReceiver<Question>,
-    progress: mpsc::UnboundedReceiver<ProgressParams>,
+    /// The upstream server's questions and progress for this call.
+    inbox: InboxGuard,
     /// Dropping it (with the call) cancels the call upstream.
     work: Work,
     /// The question put to the downstream client and not answered yet, under its input key.
@@ -57,15 +58,33 @@ pub(crate) struct UpstreamCall {
     _asker: Registration,
 }
 
+/// The inbox of a call, closed when the call ends (what is still queued is dropped, and a
+/// question that comes later is refused).
+struct InboxGuard(Arc<Inbox>);
+
+impl Drop for InboxGuard {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Sends upstream progress to the round relaying the call.
 #[derive(Clone)]
-pub(crate) struct ProgressSink(mpsc::UnboundedSender<ProgressParams>);
+pub(crate) struct ProgressSink(Arc<Inbox>);
 
 impl ProgressSink {
     /// Passes a progress notification on (dropped if the call has ended).
     pub(crate) fn send(&self, p: ProgressParams) {
-        let _ = self.0.send(p);
+        self.0.put_progress(p);
     }
+}
+
+/// What the round relaying a call has to act on next.
+enum Next {
+    Progress(ProgressParams),
+    /// Boxed: questions are rare, and the enum is returned on every poll.
+    Question(Box<Question>),
+    Done(Outcome),
 }
 
 fn expired() -> HandlerError {
@@ -104,32 +123,41 @@ where
         }
     }
     loop {
-        tokio::select! {
-            biased;
-            Some(p) = call.progress.recv() => {
+        // Progress first, then questions, then the call itself (its result ends the round).
+        let next = poll_fn(|cx| {
+            if let Poll::Ready(mailed) = call.inbox.0.poll_take(cx) {
+                return Poll::Ready(match mailed {
+                    Mailed::Progress(p) => Next::Progress(p),
+                    Mailed::Question(q) => Next::Question(q),
+                });
+            }
+            call.work.as_mut().poll(cx).map(Next::Done)
+        })
+        .await;
+        match next {
+            Next::Progress(p) => {
                 if ctx.wants_progress() {
                     let _ = ctx.progress(p.progress, p.total, p.message.as_deref()).await;
                 }
             }
-            Some(question) = call.questions.recv() => {
+            Next::Question(question) => {
                 call.asked += 1;
                 let input_key = format!("bridge-{}", call.asked);
-                if let Err(e) = put_question(ctx, &mut call, input_key, question).await {
+                if let Err(e) = put_question(ctx, &mut call, input_key, *question).await {
                     return Err(stop(router, ctx, call, e));
                 }
             }
-            outcome = &mut call.work => {
+            Next::Done(outcome) => {
                 // Progress sent before the result goes first.
-                while let Ok(p) = call.progress.try_recv() {
+                while let Some(p) = call.inbox.0.take_progress() {
                     if ctx.wants_progress() {
                         let _ = ctx.progress(p.progress, p.total, p.message.as_deref()).await;
                     }
                 }
                 return match outcome {
-                    Ok(value) => value
-                        .downcast::<T>()
-                        .map(|v| *v)
-                        .map_err(|_| HandlerError::Protocol(ErrorObject::internal("bridged call resumed by another method"))),
+                    Ok(value) => value.downcast::<T>().map(|v| *v).map_err(|_| {
+                        HandlerError::Protocol(ErrorObject::internal("bridged call resumed by another method"))
+                    }),
                     Err(e) => Err(crate::to_handler(e)),
                 };
             }
@@ -185,18 +213,16 @@ where
     Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
 {
     let key = router.next_key();
-    let (ask_tx, questions) = mpsc::unbounded_channel();
-    let (progress_tx, progress) = mpsc::unbounded_channel();
-    let upstream = start(ProgressSink(progress_tx));
+    let inbox = Arc::new(Inbox::default());
+    let upstream = start(ProgressSink(inbox.clone()));
     UpstreamCall {
         key,
-        questions,
-        progress,
+        inbox: InboxGuard(inbox.clone()),
         work: Box::pin(async move { upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>) }),
         pending: None,
         asked: 0,
         parked_at: Instant::now(),
-        _asker: router.add_asker(key, ask_tx),
+        _asker: router.add_asker(key, inbox),
     }
 }
 
@@ -205,6 +231,7 @@ where
 fn park(router: &CallRouter, ctx: &Context, mut call: UpstreamCall) -> HandlerError {
     ctx.set_round_state(json!({ STATE_KEY: call.key }));
     call.parked_at = Instant::now();
+    call.inbox.0.forget_waker();
     let mut parked = router.parked();
     parked.retain(|_, c| c.parked_at.elapsed() < PARK_TTL);
     if parked.len() >= MAX_PARKED {

@@ -6,15 +6,17 @@
 //! downstream client (see [`crate::relay`]). Log messages go to the newest downstream call
 //! being handled.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use mcpwire_client::ErrorObject;
+use mcpwire_protocol::types::ProgressParams;
 use mcpwire_server::{Context, InputRequest};
 use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::relay::UpstreamCall;
 
@@ -22,6 +24,98 @@ use crate::relay::UpstreamCall;
 pub(crate) struct Question {
     pub(crate) request: InputRequest,
     pub(crate) answer: oneshot::Sender<Result<Value, ErrorObject>>,
+}
+
+/// What reaches an upstream call in progress from elsewhere (the client's connection task,
+/// a question's handler): the upstream server's questions and progress, for the round
+/// relaying the call. A queue of each under one lock, and the waker of that round: nothing
+/// is allocated until something comes (most calls get neither), where a channel would
+/// allocate its first block of slots for every call.
+#[derive(Default)]
+pub(crate) struct Inbox(Mutex<Mail>);
+
+#[derive(Default)]
+struct Mail {
+    questions: VecDeque<Question>,
+    progress: VecDeque<ProgressParams>,
+    /// The round relaying the call, to wake when something comes.
+    waker: Option<Waker>,
+    /// The call has ended: nothing more is taken.
+    closed: bool,
+}
+
+/// What came for the call, oldest first: progress before questions.
+pub(crate) enum Mailed {
+    Progress(ProgressParams),
+    /// Boxed: questions are rare, and the enum is returned on every poll.
+    Question(Box<Question>),
+}
+
+impl Inbox {
+    /// Puts a question; given back if the call has ended.
+    fn put_question(&self, question: Question) -> Result<(), Question> {
+        let mut mail = self.0.lock();
+        if mail.closed {
+            return Err(question);
+        }
+        mail.questions.push_back(question);
+        let waker = mail.waker.take();
+        drop(mail);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+
+    /// Puts a progress notification (dropped if the call has ended).
+    pub(crate) fn put_progress(&self, progress: ProgressParams) {
+        let mut mail = self.0.lock();
+        if mail.closed {
+            return;
+        }
+        mail.progress.push_back(progress);
+        let waker = mail.waker.take();
+        drop(mail);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// What came, or `Pending` with the task's waker kept for what comes next.
+    pub(crate) fn poll_take(&self, cx: &mut TaskContext<'_>) -> Poll<Mailed> {
+        let mut mail = self.0.lock();
+        if let Some(progress) = mail.progress.pop_front() {
+            return Poll::Ready(Mailed::Progress(progress));
+        }
+        if let Some(question) = mail.questions.pop_front() {
+            return Poll::Ready(Mailed::Question(Box::new(question)));
+        }
+        if !mail.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            mail.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// A progress notification that came, if any (taken without waiting).
+    pub(crate) fn take_progress(&self) -> Option<ProgressParams> {
+        self.0.lock().progress.pop_front()
+    }
+
+    /// Forgets the waker kept (the round that relayed the call has ended: the call is parked,
+    /// and the waker would keep that round's task alive until the retry).
+    pub(crate) fn forget_waker(&self) {
+        let waker = self.0.lock().waker.take();
+        drop(waker);
+    }
+
+    /// Takes nothing more: what is queued is dropped (a question's asker gets an error).
+    pub(crate) fn close(&self) {
+        let mut mail = self.0.lock();
+        mail.closed = true;
+        let dropped = (std::mem::take(&mut mail.questions), std::mem::take(&mut mail.progress), mail.waker.take());
+        drop(mail);
+        drop(dropped);
+    }
 }
 
 /// The downstream calls in flight and the upstream calls they drive.
@@ -36,7 +130,7 @@ struct Inner {
     /// Downstream handlers running now, newest last.
     handlers: Mutex<Vec<(u64, Context)>>,
     /// Upstream calls alive (running or parked), newest last: where questions go.
-    askers: Mutex<Vec<(u64, mpsc::UnboundedSender<Question>)>>,
+    askers: Mutex<Vec<(u64, Arc<Inbox>)>>,
     /// Upstream calls waiting for a 2026-07-28 downstream client to retry with its answer.
     pub(crate) parked: Mutex<HashMap<u64, UpstreamCall>>,
 }
@@ -71,9 +165,9 @@ impl CallRouter {
         Registration { router: self.clone(), key, asker: false }
     }
 
-    /// Registers an upstream call's question channel as the newest, until it drops.
-    pub(crate) fn add_asker(&self, key: u64, questions: mpsc::UnboundedSender<Question>) -> Registration {
-        self.inner.askers.lock().push((key, questions));
+    /// Registers an upstream call's inbox as the newest, until the registration drops.
+    pub(crate) fn add_asker(&self, key: u64, inbox: Arc<Inbox>) -> Registration {
+        self.inner.askers.lock().push((key, inbox));
         Registration { router: self.clone(), key, asker: true }
     }
 
@@ -90,7 +184,7 @@ impl CallRouter {
         })?;
         let (answer, reply) = oneshot::channel();
         asker
-            .send(Question { request, answer })
+            .put_question(Question { request, answer })
             .map_err(|_| ErrorObject::internal("the downstream call this question belongs to has ended"))?;
         reply.await.map_err(|_| ErrorObject::internal("the downstream call ended before answering"))?
     }

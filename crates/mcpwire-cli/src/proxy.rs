@@ -42,6 +42,15 @@ pub struct HttpOptions {
     /// Connections served at once; one more is answered 503 and closed.
     #[arg(long, value_name = "N", default_value_t = mcpwire_http::HttpConfig::default().max_connections)]
     pub max_connections: usize,
+    /// Serve HTTP/2 over cleartext too (h2c, prior knowledge: the client starts with the
+    /// HTTP/2 preface), on the same address as HTTP/1.1: many requests and streams on one
+    /// connection. Each connection counts once against --max-connections.
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: requests (streams) one HTTP/2 connection may have open at once; more
+    /// are refused (REFUSED_STREAM).
+    #[arg(long, value_name = "N", default_value_t = mcpwire_http::HttpConfig::default().http2_max_streams, requires = "http2")]
+    pub http2_max_streams: u32,
     /// Legacy sessions held at once; one more `initialize` is answered 503.
     #[arg(long, value_name = "N", default_value_t = mcpwire_http::HttpConfig::default().max_sessions)]
     pub max_sessions: usize,
@@ -217,6 +226,8 @@ pub fn http_config(options: &HttpOptions) -> mcpwire_http::HttpConfig {
         config.hosts.allowed_hosts.extend(options.allow_hosts.iter().cloned());
     }
     config.max_connections = options.max_connections.max(1);
+    config.http2 = options.http2;
+    config.http2_max_streams = options.http2_max_streams.max(1);
     config.max_sessions = options.max_sessions;
     config.session_idle_timeout = seconds(options.session_idle_timeout).max(std::time::Duration::from_millis(100));
     config.header_read_timeout = Some(seconds(options.header_timeout)).filter(|t| !t.is_zero());

@@ -26,7 +26,7 @@ use mcpwire_protocol::message::{
 };
 use mcpwire_protocol::types::ProgressParams;
 use mcpwire_protocol::{ErrorObject, ProtocolVersion, RequestId};
-use mcpwire_transport::driving::{self, now, sleep_until};
+use mcpwire_transport::driving::{self, now, Timer};
 use mcpwire_transport::Inbound;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -149,9 +149,16 @@ impl Shared {
     }
 
     /// Runs `f` on the engine and takes out what it produced.
+    /// Runs `f` on the engine, and takes what it produced. When that moved the engine's
+    /// next deadline (a request sent with an earlier deadline than any before), the
+    /// connection task is told to set its timer again.
     fn run<R>(&self, f: impl FnOnce(&mut Peer) -> R) -> (R, Output) {
         let mut peer = self.peer.lock();
+        let deadline = peer.poll_timeout();
         let r = f(&mut peer);
+        if peer.poll_timeout() != deadline {
+            self.wake.notify_one();
+        }
         let mut out = Output { transmits: peer.take_transmits(), ..Output::default() };
         for e in peer.take_events() {
             if let Event::Progress { id, params } = &e {
@@ -415,7 +422,6 @@ impl Shared {
         let (_, out) = self.run(|peer| peer.connect(now()));
         self.settle(out.events);
         self.send(out.transmits).await?;
-        self.wake.notify_one();
         match rx.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(connect_error(e)),
@@ -454,7 +460,6 @@ impl Shared {
         let mut guard = InFlight { shared: self, id: Some(id) };
         self.settle(out.events);
         self.send(out.transmits).await?;
-        self.wake.notify_one();
         let outcome = rx.await;
         guard.id = None;
         match outcome {
@@ -588,8 +593,11 @@ pub(crate) async fn answer_input(config: &Config, request: &ServerRequest) -> Re
 /// Reads from the server until the connection closes or the session shuts it down, waking
 /// the engine at its deadlines.
 pub(crate) async fn drive(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Inbound>) {
+    // One timer, set again only when the engine's next deadline moves (rarely: see
+    // `ClientPeer::poll_timeout`), not made and registered anew for every frame.
+    let mut timer = Timer::default();
     loop {
-        let deadline = shared.peer.lock().poll_timeout();
+        timer.set_deadline(shared.peer.lock().poll_timeout());
         tokio::select! {
             biased;
             _ = shared.shutdown.cancelled() => break,
@@ -600,7 +608,7 @@ pub(crate) async fn drive(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Inbo
                     break;
                 }
             },
-            _ = sleep_until(deadline), if deadline.is_some() => {
+            () = timer.ring() => {
                 let (_, out) = shared.run(|peer| peer.handle_timeout(now()));
                 shared.settle_now(out);
             }

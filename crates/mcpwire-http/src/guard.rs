@@ -26,6 +26,10 @@ impl FromRequestParts<Arc<Inner>> for Admitted {
         if let Err(why) = inner.config.hosts.check(&parts.headers) {
             return Err(plain(StatusCode::FORBIDDEN, &why));
         }
+        // HTTP/2 names the host in `:authority` (the request's URI), not in a `Host` header.
+        if let Err(why) = inner.config.hosts.check_authority(&parts.uri) {
+            return Err(plain(StatusCode::FORBIDDEN, &why));
+        }
         auth::authorize(inner, &parts.headers).await.map(Admitted)
     }
 }

@@ -106,8 +106,31 @@ pub struct HttpConfig {
     /// a router mounted elsewhere is subject to its own server's settings.)
     pub header_read_timeout: Option<Duration>,
     /// Connections served at once; one more is answered `503` and closed at once, before
-    /// anything of it is read. ([`McpHttp::serve`].)
+    /// anything of it is read. An HTTP/2 connection ([`Self::http2`]) is one connection
+    /// however many streams it carries. ([`McpHttp::serve`].)
     pub max_connections: usize,
+    /// Serve HTTP/2 over cleartext as well (h2c with prior knowledge, RFC 9113 §3.3: the
+    /// client begins with the HTTP/2 preface; no `Upgrade: h2c`, no TLS), on the same listener
+    /// as HTTP/1.1: each connection's first bytes say which (read without consuming them,
+    /// within `header_read_timeout`). Many requests and notification streams then share one
+    /// connection, which is what holding many streams open costs least with. Off by default:
+    /// then nothing is read ahead and HTTP/1.1 is served as ever. ([`McpHttp::serve`]; the
+    /// `http2` feature.)
+    ///
+    /// The limits carry over: an HTTP/2 connection takes one of `max_connections`; one with no
+    /// request in flight for `header_read_timeout` (counted from when it connects, or when its
+    /// last request's response ended) is sent a GOAWAY and closed (at the latest one more
+    /// `header_read_timeout` later); a shutdown sends every connection a GOAWAY once the
+    /// drain is over, and closes what is left at the end of the grace period.
+    #[cfg(feature = "http2")]
+    pub http2: bool,
+    /// With [`Self::http2`]: requests (streams) one HTTP/2 connection may have open at once,
+    /// announced to the client (`SETTINGS_MAX_CONCURRENT_STREAMS`); a client that opens more
+    /// has them refused (`REFUSED_STREAM`). Each open stream holds what its request holds (a
+    /// listen stream, a call in flight), so this times `max_connections` bounds them all.
+    /// At least 1.
+    #[cfg(feature = "http2")]
+    pub http2_max_streams: u32,
     /// After a shutdown begins, how long requests in flight have to finish before their
     /// connections are closed. ([`McpHttp::serve_until`].)
     pub shutdown_grace: Duration,
@@ -147,6 +170,10 @@ impl Default for HttpConfig {
             request_timeout: Duration::from_secs(300),
             header_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 10_000,
+            #[cfg(feature = "http2")]
+            http2: false,
+            #[cfg(feature = "http2")]
+            http2_max_streams: 256,
             shutdown_grace: Duration::from_secs(10),
             shutdown_drain: Duration::from_secs(1),
             event_budget: EventBudget::default(),

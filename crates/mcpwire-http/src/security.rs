@@ -58,6 +58,17 @@ impl HostPolicy {
         }
         Ok(())
     }
+
+    /// Why the authority of the request's URI is refused, if it names one: HTTP/2's
+    /// `:authority` (which takes the place of `Host`), or an absolute-form HTTP/1.1 target.
+    pub(crate) fn check_authority(&self, uri: &axum::http::Uri) -> Result<(), String> {
+        match uri.authority() {
+            Some(authority) if !self.allows(authority.host()) => {
+                Err(format!("Host {:?} is not allowed", authority.as_str()))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A header's one value: given twice, a proxy and this server could each judge another.
@@ -91,6 +102,19 @@ mod tests {
         assert!(p.check(&headers("evil.example.com", None)).is_err());
         assert!(p.check(&headers("127.0.0.1:3000", Some("http://evil.example.com"))).is_err());
         assert!(HostPolicy::any().check(&headers("evil.example.com", Some("http://evil.example.com"))).is_ok());
+    }
+
+    #[test]
+    fn the_authority_of_the_uri_is_checked_too() {
+        let p = HostPolicy::default();
+        let uri = |s: &str| s.parse::<axum::http::Uri>().unwrap();
+        assert!(p.check_authority(&uri("/mcp")).is_ok());
+        assert!(p.check_authority(&uri("http://127.0.0.1:3000/mcp")).is_ok());
+        assert!(p.check_authority(&uri("http://localhost/mcp")).is_ok());
+        assert!(p.check_authority(&uri("http://[::1]:8080/mcp")).is_ok());
+        assert!(p.check_authority(&uri("http://evil.example.com:3000/mcp")).is_err());
+        assert!(p.check_authority(&uri("http://user@evil.example.com/mcp")).is_err());
+        assert!(HostPolicy::any().check_authority(&uri("http://evil.example.com/mcp")).is_ok());
     }
 
     #[test]

@@ -4,7 +4,12 @@
 //!
 //! `axum::serve` sets no timer, so hyper's header read timeout is off there: a client that
 //! sends its headers a byte at a time, or never, holds its connection (and a file
-//! descriptor) for ever. Here every connection is a hyper HTTP/1 connection of our own.
+//! descriptor) for ever. Here every connection is a hyper HTTP/1 connection of our own, or,
+//! with [`HttpConfig::http2`](crate::HttpConfig::http2), HTTP/1 or HTTP/2 as its first bytes
+//! say (the `h2` module).
+
+#[cfg(feature = "http2")]
+mod h2;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -31,6 +36,8 @@ impl McpHttp {
     /// Serves on a bound listener until the future is dropped. Nagle is off on every
     /// connection (MCP messages are small and latency-bound); the connection limits of
     /// [`HttpConfig`](crate::HttpConfig) apply (`header_read_timeout`, `max_connections`).
+    /// HTTP/1.1, and with [`HttpConfig::http2`](crate::HttpConfig::http2) (the `http2`
+    /// feature) HTTP/2 over cleartext too.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         self.serve_until(listener, std::future::pending()).await
     }
@@ -51,9 +58,16 @@ impl McpHttp {
             // Armed for every request head (about 4% of the CPU of a small call): hyper's.
             http.timer(TokioTimer::new()).header_read_timeout(timeout);
         }
+        // With HTTP/2 too: each connection's first bytes say which it speaks.
+        #[cfg(feature = "http2")]
+        let both = config.http2.then(|| h2::Both::new(http.clone(), config));
         let router = self.router();
         // Cancelled when the grace period is over: the connections left are closed.
         let closing = CancellationToken::new();
+        // Cancelled when the graceful shutdown begins (as `graceful.shutdown()` is called):
+        // HTTP/2 connections are sent a GOAWAY.
+        #[cfg(feature = "http2")]
+        let stopping = CancellationToken::new();
         tokio::pin!(shutdown);
         loop {
             let tcp = tokio::select! {
@@ -73,6 +87,17 @@ impl McpHttp {
             };
             let _ = tcp.set_nodelay(true);
             let service = TowerToHyperService::new(router.clone());
+            #[cfg(feature = "http2")]
+            if let Some(both) = &both {
+                let served = h2::Served {
+                    watcher: graceful.watcher(),
+                    stopping: stopping.clone(),
+                    closing: closing.clone(),
+                    slot,
+                };
+                tokio::spawn(both.clone().serve(tcp, service, served));
+                continue;
+            }
             let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
             let closing = closing.clone();
             tokio::spawn(async move {
@@ -96,6 +121,8 @@ impl McpHttp {
             tokio::time::sleep(drain).await;
         }
         let grace = config.shutdown_grace.saturating_sub(drain);
+        #[cfg(feature = "http2")]
+        stopping.cancel();
         if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
             tracing::warn!("the shutdown grace period is over: the connections still open are closed");
             closing.cancel();

@@ -5,11 +5,13 @@
 //! The client's and the server's drivers use these, so that both keep the same time and the
 //! same policy on a full queue.
 
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use mcpwire_protocol::engine::Now;
 use mcpwire_protocol::frame::Outbound;
 use tokio::sync::mpsc;
+use tokio::time::Sleep;
 
 /// The time now, as an engine takes it: tokio's clock for deadlines (so that a test's paused
 /// clock applies), and the wall clock for what outlives the process.
@@ -21,11 +23,43 @@ pub fn now() -> Now {
     Now::new(tokio::time::Instant::now().into_std(), unix_ms)
 }
 
-/// Waits until `deadline` (an engine's `poll_timeout`); forever when there is none.
-pub async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
-        None => std::future::pending().await,
+/// A driver's one timer for its engine's deadlines (`poll_timeout`): moved only when the
+/// deadline does, so that a connection does not make and register a new timer for every
+/// frame it handles.
+pub struct Timer {
+    sleep: Pin<Box<Sleep>>,
+    /// The deadline the timer is set to; `None`: not set (or it has rung).
+    deadline: Option<Instant>,
+}
+
+impl Default for Timer {
+    fn default() -> Self {
+        // Not registered with the runtime's timers until it is first waited on.
+        Self { sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())), deadline: None }
+    }
+}
+
+impl Timer {
+    /// Sets the timer to `deadline` (`None`: never rings), if that is not what it is set to.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        if deadline == self.deadline {
+            return;
+        }
+        if let Some(d) = deadline {
+            self.sleep.as_mut().reset(d.into());
+        }
+        self.deadline = deadline;
+    }
+
+    /// Waits until the deadline set; for ever when none is. Once it has rung, it is unset
+    /// until [`Self::set_deadline`] sets it again (with the same deadline, it waits again
+    /// rather than ringing at once).
+    pub async fn ring(&mut self) {
+        if self.deadline.is_none() {
+            return std::future::pending().await;
+        }
+        self.sleep.as_mut().await;
+        self.deadline = None;
     }
 }
 
@@ -78,11 +112,34 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn sleeping_until_no_deadline_never_ends() {
-        let never = tokio::time::timeout(Duration::from_secs(3600), sleep_until(None)).await;
-        assert!(never.is_err());
+    async fn a_timer_rings_at_its_deadline_follows_it_when_it_moves_and_never_rings_without_one() {
+        let mut timer = Timer::default();
+        let never = tokio::time::timeout(Duration::from_secs(3600), timer.ring()).await;
+        assert!(never.is_err(), "no deadline: it never rings");
+
         let start = tokio::time::Instant::now();
-        sleep_until(Some(now().instant + Duration::from_secs(5))).await;
+        timer.set_deadline(Some(now().instant + Duration::from_secs(5)));
+        timer.ring().await;
         assert_eq!(start.elapsed(), Duration::from_secs(5));
+
+        // Rung: the same deadline again waits again (it has passed: at once, not for ever).
+        let deadline = now().instant + Duration::from_secs(3);
+        timer.set_deadline(Some(deadline));
+        let early = tokio::time::timeout(Duration::from_secs(1), timer.ring()).await;
+        assert!(early.is_err(), "not before its deadline");
+        // Moved earlier while set: it rings at the new one.
+        timer.set_deadline(Some(now().instant + Duration::from_secs(1)));
+        let start = tokio::time::Instant::now();
+        timer.ring().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        timer.set_deadline(Some(deadline));
+        timer.ring().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2), "set again after ringing, it rings at its deadline");
+
+        // Unset: never.
+        timer.set_deadline(Some(now().instant + Duration::from_secs(1)));
+        timer.set_deadline(None);
+        let never = tokio::time::timeout(Duration::from_secs(3600), timer.ring()).await;
+        assert!(never.is_err());
     }
 }

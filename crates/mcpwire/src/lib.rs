@@ -118,14 +118,15 @@
 //! | `schema-validation` | every clause of tool schemas checked by a JSON Schema validator (jsonschema; see Validation) | yes |
 //! | `client` | [`Client`], [`ChildCommand`] | yes |
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
+//! | `http2` | with `http`, HTTP/2 over cleartext (h2c, prior knowledge) beside HTTP/1.1 on one listener (`HttpConfig::http2`; hyper's HTTP/2, the `h2` crate) | no |
 //! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
 //! | `gateway` | [`Gateway`]: several servers behind one, each under a prefix; the bridge ([`bridge`]) | yes |
 //! | `auth` | OAuth ([`auth`]): the client, and with `http` the protected resource | yes |
 //! | `redis` | several instances behind one address sharing Redis ([`redis`]): sessions, resumable streams, handles, tasks | no |
 //! | `opentelemetry` | trace context in `_meta`: the server's tracing layer continues the caller's trace, the client sends its span's (tracing-opentelemetry) | no |
 //!
-//! `default` turns on every feature but `opentelemetry` and `redis`. A stdio server needs only
-//! `default-features = false, features = ["server", "macros"]`: no HTTP stack, no TLS.
+//! `default` turns on every feature but `http2`, `opentelemetry` and `redis`. A stdio server needs
+//! only `default-features = false, features = ["server", "macros"]`: no HTTP stack, no TLS.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

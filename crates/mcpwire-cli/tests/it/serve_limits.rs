@@ -118,3 +118,35 @@ async fn show_and_hide_decide_what_is_listed_and_usable() {
     tokio::time::timeout(WAIT, run).await.expect("in time");
     s.close().await.unwrap();
 }
+
+/// `--http2`: a connection that begins with the HTTP/2 preface is answered in HTTP/2 (the
+/// server's SETTINGS frame), one that speaks HTTP/1.1 on the same port as ever; without the
+/// flag the preface is not served as HTTP/2.
+#[tokio::test]
+async fn http2_serves_h2c_beside_http1_on_the_same_port() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // The preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
+    const HELLO: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
+    async fn first_bytes(port: u16, hello: &[u8]) -> Vec<u8> {
+        let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        tcp.write_all(hello).await.unwrap();
+        let mut seen = vec![0u8; 9];
+        let n = tokio::time::timeout(WAIT, tcp.read(&mut seen)).await.expect("an answer").unwrap();
+        seen.truncate(n);
+        seen
+    }
+    let (_server, port) = crate::cli_shutdown::start(&["serve", "--http2", "--http2-max-streams", "8"]).await;
+    let frame = first_bytes(port, HELLO).await;
+    assert_eq!(frame.get(3), Some(&4), "a SETTINGS frame first: {frame:?}");
+    let head = first_bytes(port, b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await;
+    assert!(head.starts_with(b"HTTP/1.1 "), "{}", String::from_utf8_lossy(&head));
+    let (_plain, port) = crate::cli_shutdown::start(&["serve"]).await;
+    let frame = first_bytes(port, HELLO).await;
+    assert_ne!(frame.get(3), Some(&4), "HTTP/2 only with --http2: {frame:?}");
+    // --http2-max-streams means nothing without --http2: a usage error.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "--http2-max-streams", "8", "--http", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

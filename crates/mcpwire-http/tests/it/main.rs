@@ -3,6 +3,8 @@
 
 mod client_over_http;
 mod common;
+#[cfg(feature = "http2")]
+mod http2;
 mod http_event_budget;
 mod http_legacy;
 mod http_limits;

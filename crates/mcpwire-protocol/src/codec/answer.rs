@@ -110,6 +110,11 @@ impl ResultType {
     }
 }
 
+/// The member naming a result's kind, as a JSON key is written.
+const RESULT_TYPE_KEY: &str = "\"resultType\"";
+/// The member of a 2025-11-25 task's answer, as a JSON key is written.
+const TASK_KEY: &str = "\"task\"";
+
 /// What is looked at before a result is read: its kind, and whether it has a `task` member
 /// (a 2025-11-25 task). Every other member is skipped unread.
 #[derive(Deserialize)]
@@ -121,11 +126,15 @@ struct Peek<'a> {
 }
 
 fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
-    // Not an object: no kind to find, and reading it as its type says what is wrong.
-    if !raw.get().starts_with('{') {
+    let text = raw.get();
+    // Not an object: no kind to find, and reading it as its type says what is wrong. Nor
+    // when neither name is in the text at all (and no escape could spell one): a legacy
+    // result, not read twice (the text is JSON already; its members are checked when it
+    // is read as its type).
+    if !text.starts_with('{') || !(text.contains('\\') || text.contains(RESULT_TYPE_KEY) || text.contains(TASK_KEY)) {
         return Ok(Peek { result_type: None, task: None });
     }
-    serde_json::from_str(raw.get()).map_err(|e| AnswerError::Mismatch(Mismatch::new(None, e)))
+    serde_json::from_str(text).map_err(|e| AnswerError::Mismatch(Mismatch::new(None, e)))
 }
 
 /// The kind a peeked result says it is; with `legacy_task`, a `task` member and no
@@ -315,6 +324,16 @@ mod tests {
         // Not asked for, a task member is just a member: the result reads as the request's.
         let Ok(Answer::Complete(result)) = read::<serde_json::Value>(&legacy_task, false) else { panic!() };
         assert!(result["task"].is_object());
+
+        // A kind spelled with escapes is still found (a text with neither name in it is not
+        // read for its kind).
+        let escaped = raw(r#"{"result\u0054ype":"input_required","requestState":"s"}"#);
+        assert!(matches!(read::<CallToolResult>(&escaped, false), Ok(Answer::InputRequired(_))));
+        let escaped_task = raw(
+            r#"{"t\u0061sk":{"taskId":"u","status":"working","createdAt":"2025-01-01T00:00:00Z","lastUpdatedAt":"2025-01-01T00:00:00Z","ttl":null}}"#,
+        );
+        assert!(matches!(read::<CallToolResult>(&escaped_task, true), Ok(Answer::Task(_))));
+        assert_eq!(result_kind(&raw(r#"{"content":[]}"#), true).unwrap(), ResultType::Complete);
     }
 
     #[test]

@@ -382,8 +382,10 @@ fn finish_result(cacheable: bool, obj: &mut Object, rev: V, ctx: &ResultContext<
 ///
 /// When `rev` takes the result as it is (from 2025-06-18, with content kinds the revision
 /// knows: nearly every call), the typed result is written straight out with what the era
-/// adds (`resultType`, the server info in `_meta`), sparing a `Value` tree built, shaped and
-/// serialized per call. Anything else goes through [`shape_result`]; both give the same JSON.
+/// adds (`resultType`, the server info in `_meta`, merged into the result's own `_meta` when
+/// it has one, as a result forwarded from another modern server does), sparing a `Value`
+/// tree built, shaped and serialized per call. Anything else goes through [`shape_result`];
+/// both give the same JSON.
 pub fn encode_call_tool_result(id: &RequestId, result: &CallToolResult, rev: V, ctx: &ResultContext<'_>) -> String {
     if !passes_unchanged(result, rev) {
         return match serde_json::to_value(result) {
@@ -394,16 +396,22 @@ pub fn encode_call_tool_result(id: &RequestId, result: &CallToolResult, rev: V, 
             Err(e) => jsonrpc::encode_error(Some(id), &ErrorObject::internal(e)),
         };
     }
-    let meta = match (rev.has_result_type(), ctx.server_info) {
-        (true, Some(info)) => Some(ResultMeta::ServerInfo(info)),
-        _ => result.meta.as_ref().map(ResultMeta::Given),
+    let complete = Some(result_type::COMPLETE);
+    // [`shape_result`] appends `resultType` to the members of the result, then `_meta` when
+    // the result had none: so `resultType` comes after a `_meta` of the result's own, and
+    // before one made of the server info alone.
+    let (meta, result_type, result_type_after_meta) = match (&result.meta, rev.has_result_type()) {
+        (Some(given), true) => (Some(ResultMeta::Merged(given, ctx.server_info)), None, complete),
+        (None, true) => (ctx.server_info.map(ResultMeta::ServerInfo), complete, None),
+        (given, false) => (given.as_ref().map(ResultMeta::Given), None, None),
     };
     let wire = WireToolResult {
         content: &result.content,
         structured_content: result.structured_content.as_ref(),
         is_error: result.is_error,
-        result_type: rev.has_result_type().then_some(result_type::COMPLETE),
+        result_type,
         meta,
+        result_type_after_meta,
     };
     jsonrpc::encode_result_of(id, &wire)
 }
@@ -423,9 +431,7 @@ fn passes_unchanged(result: &CallToolResult, rev: V) -> bool {
                     | ContentBlock::EmbeddedResource(_)
             )
     };
-    // A modern result's own `_meta` is merged with the server info: left to the general path.
-    let meta_merge = rev.has_result_type() && result.meta.is_some();
-    rev >= V::V2025_06_18 && !meta_merge && result.content.iter().all(known)
+    rev >= V::V2025_06_18 && result.content.iter().all(known)
 }
 
 /// A `tools/call` result as it goes on the wire, members in the order [`shape_result`] leaves them.
@@ -441,12 +447,16 @@ struct WireToolResult<'a> {
     result_type: Option<&'static str>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     meta: Option<ResultMeta<'a>>,
+    #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
+    result_type_after_meta: Option<&'static str>,
 }
 
-/// The `_meta` of a result: the handler's own (legacy), or the server info (modern).
+/// The `_meta` of a result: the handler's own (legacy), the server info (modern), or the
+/// result's own with the server info added when it does not name one (modern).
 enum ResultMeta<'a> {
     Given(&'a Meta),
     ServerInfo(&'a Implementation),
+    Merged(&'a Meta, Option<&'a Implementation>),
 }
 
 impl Serialize for ResultMeta<'_> {
@@ -456,6 +466,17 @@ impl Serialize for ResultMeta<'_> {
             Self::ServerInfo(info) => {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry(meta_keys::SERVER_INFO, info)?;
+                map.end()
+            }
+            Self::Merged(meta, info) => {
+                let info = info.filter(|_| !meta.contains_key(meta_keys::SERVER_INFO));
+                let mut map = serializer.serialize_map(Some(meta.len() + usize::from(info.is_some())))?;
+                for (key, value) in meta.iter() {
+                    map.serialize_entry(key, value)?;
+                }
+                if let Some(info) = info {
+                    map.serialize_entry(meta_keys::SERVER_INFO, info)?;
+                }
                 map.end()
             }
         }
@@ -580,6 +601,9 @@ mod tests {
             json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a", "icons": [{"src": "https://e/i.png"}]}]}),
             json!({"content": [{"type": "tool_use", "id": "u", "name": "n", "input": {}}]}),
             json!({"content": [{"type": "text", "text": "m"}], "_meta": {"trace": "t1"}}),
+            // A result forwarded from a modern server: its server info already in `_meta`.
+            json!({"content": [{"type": "text", "text": "f"}], "structuredContent": {"x": 1}, "isError": false,
+                   "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up", "version": "0"}, "k": [1]}}),
         ];
         let info = Implementation::new("srv", "1.2");
         // The comparison below is of the direct path, not of the general path with itself.

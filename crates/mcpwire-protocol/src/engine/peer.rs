@@ -281,6 +281,11 @@ pub(crate) struct Core<W, H, S, Q = Fifo<Transmit, 2>> {
     id_prefix: Option<std::sync::Arc<str>>,
     next_token: i64,
     pending: HashMap<RequestId, Pending<W>>,
+    /// When to look for requests of ours past their deadline: never later than the earliest
+    /// deadline pending, and left in place when a request is answered (finding it again
+    /// would walk every request pending after every answer, and would move the driver's
+    /// timer each time); recomputed when it is reached.
+    wake_at: Option<Instant>,
     pub(crate) serving: HashMap<RequestId, Serving<H, S>>,
     transmits: Q,
     pub(crate) closed: bool,
@@ -293,6 +298,7 @@ impl<W, H, S, Q: TransmitQueue> Default for Core<W, H, S, Q> {
             id_prefix: None,
             next_token: 1,
             pending: HashMap::new(),
+            wake_at: None,
             serving: HashMap::new(),
             transmits: Q::default(),
             closed: false,
@@ -342,6 +348,9 @@ impl<W, H: Clone, S, Q: TransmitQueue> Core<W, H, S, Q> {
     pub(crate) fn send(&mut self, request: Written, options: &SendOptions, waiter: W, now: Instant) {
         let Written { id, method, text, token, headers } = request;
         let deadline = options.timeout.and_then(|t| now.checked_add(t));
+        if let Some(d) = deadline {
+            self.wake_at = Some(self.wake_at.map_or(d, |w| w.min(d)));
+        }
         self.pending.insert(
             id.clone(),
             Pending {
@@ -408,6 +417,9 @@ impl<W, H: Clone, S, Q: TransmitQueue> Core<W, H, S, Q> {
 
     /// Fails every request of ours whose deadline passed at `now`.
     pub(crate) fn expire(&mut self, now: Instant) -> Vec<(RequestId, MethodName, W)> {
+        if self.wake_at.is_none_or(|w| w > now) {
+            return Vec::new();
+        }
         let due: Vec<RequestId> = self
             .pending
             .iter()
@@ -422,16 +434,19 @@ impl<W, H: Clone, S, Q: TransmitQueue> Core<W, H, S, Q> {
             }
             expired.push((id, p.method, p.waiter));
         }
+        self.wake_at = self.pending.values().filter_map(|p| p.deadline).min();
         expired
     }
 
-    /// The earliest deadline of a request of ours.
+    /// When [`Self::expire`] must be called next: no later than the earliest deadline of a
+    /// request of ours, and possibly earlier (the request that set it was answered since).
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.pending.values().filter_map(|p| p.deadline).min()
+        self.wake_at
     }
 
     /// Every request of ours, failed (the connection closed).
     pub(crate) fn drain_pending(&mut self) -> Vec<(RequestId, W)> {
+        self.wake_at = None;
         self.pending.drain().map(|(id, p)| (id, p.waiter)).collect()
     }
 

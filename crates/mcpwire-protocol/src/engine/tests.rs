@@ -905,3 +905,54 @@ fn a_listen_stream_s_notifications_are_routed_to_it_until_it_ends() {
     pair.drive();
     assert!(pair.listened(&id).is_empty());
 }
+
+#[test]
+fn the_next_deadline_is_never_late_and_an_answered_request_only_brings_one_early_wake() {
+    let mut pair = Pair::new(client_settings(None), server_settings());
+    pair.connect();
+    // The handshake's own deadline (the probe's, answered) may still be the wake-up time:
+    // reached, it is looked at again and nothing is left to wake for.
+    if let Some(wake) = pair.client.poll_timeout() {
+        pair.advance(wake.saturating_duration_since(pair.now.instant));
+    }
+    assert_eq!(pair.client.poll_timeout(), None);
+    let start = pair.now.instant;
+    let ten = RequestOptions { timeout: Some(Duration::from_secs(10)), ..Default::default() };
+    pair.call(call_tool("first"), ten.clone(), "first");
+    pair.drive();
+    let first = pair.take_server_requests().remove(0);
+    pair.advance(Duration::from_secs(2));
+    pair.call(call_tool("second"), ten, "second");
+    pair.drive();
+    assert_eq!(pair.take_server_requests().len(), 1, "the second request reached the server");
+    assert_eq!(pair.client.poll_timeout(), Some(start + Duration::from_secs(10)));
+
+    // The first is answered: the engine does not look for the next deadline at once, so its
+    // wake-up time stays (early, never late).
+    pair.server.respond(&first.id, Ok(ServerResult::CallTool(CallToolResult::text("hi"))));
+    pair.drive();
+    assert!(matches!(pair.client_reply("first"), Some(Ok(_))));
+    assert_eq!(pair.client.poll_timeout(), Some(start + Duration::from_secs(10)));
+
+    // Woken then: nothing is due, and the second request's deadline is next.
+    pair.advance(Duration::from_secs(8));
+    assert!(pair.client_reply("second").is_none(), "not timed out before its deadline");
+    assert_eq!(pair.client.poll_timeout(), Some(start + Duration::from_secs(12)));
+    pair.advance(Duration::from_secs(2));
+    assert!(matches!(pair.client_reply("second"), Some(Err(Failure::TimedOut))));
+    assert_eq!(pair.client.poll_timeout(), None, "nothing pending: nothing to wake for");
+
+    // A request with an earlier deadline than the one set moves it earlier.
+    pair.call(
+        call_tool("slow"),
+        RequestOptions { timeout: Some(Duration::from_secs(60)), ..Default::default() },
+        "slow",
+    );
+    let later = pair.client.poll_timeout().expect("a deadline");
+    pair.call(
+        call_tool("quick"),
+        RequestOptions { timeout: Some(Duration::from_secs(1)), ..Default::default() },
+        "quick",
+    );
+    assert!(pair.client.poll_timeout().expect("a deadline") < later);
+}

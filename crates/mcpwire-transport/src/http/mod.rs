@@ -221,7 +221,7 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
             if msg.id.is_some() {
                 shared.fail(msg.id.as_ref(), format!("HTTP {status} with no answer")).await;
             }
-        } else if serde_json::from_str::<Value>(&body).is_ok_and(|v| v.is_object() || v.is_array()) {
+        } else if is_message(&body) {
             let body = match &msg.id {
                 Some(id) => answer_for(body, id),
                 None => body,
@@ -237,11 +237,42 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
     }
 }
 
+/// Whether a body is a JSON object or array (a message or a batch), read without building
+/// it.
+fn is_message(body: &str) -> bool {
+    matches!(body.trim_start().as_bytes().first(), Some(b'{' | b'['))
+        && serde_json::from_str::<serde::de::IgnoredAny>(body).is_ok()
+}
+
+/// The members of an answer that say whether it names its request, read without building
+/// the rest.
+#[derive(serde::Deserialize)]
+struct Names<'a> {
+    /// `None` when absent or `null`.
+    #[serde(borrow, default)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+/// A member that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::Deserialize::deserialize(d).map(|_: serde::de::IgnoredAny| true)
+}
+
 /// A JSON body answering the POST of request `id`: an error in it that names no request
 /// (`"id": null`, or no id, as servers send with a 400 before they have read the request) is
 /// this request's error, since the POST carried this request alone. Anything else is
 /// passed on as it is.
 fn answer_for(body: String, id: &RequestId) -> String {
+    // The common case, an answer naming its request, is read without building a tree.
+    if let Ok(names) = serde_json::from_str::<Names>(&body) {
+        if names.id.is_some() || names.method || !names.error {
+            return body;
+        }
+    }
     let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&body) else { return body };
     let names_no_request = object.get("id").is_none_or(Value::is_null);
     if !names_no_request || object.contains_key("method") || !object.contains_key("error") {
@@ -255,6 +286,16 @@ fn answer_for(body: String, id: &RequestId) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_body_is_a_message_when_it_is_a_json_object_or_array() {
+        for body in [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, " [1, {}]", "{}"] {
+            assert!(is_message(body), "{body}");
+        }
+        for body in ["", "  ", "null", "1", r#""text""#, "{", r#"{"a": }"#, "[1,", "<html>", "{} {}"] {
+            assert!(!is_message(body), "{body}");
+        }
+    }
 
     #[test]
     fn an_error_naming_no_request_is_the_posted_requests() {
@@ -271,6 +312,8 @@ mod tests {
             json!({"jsonrpc": "2.0", "result": {}, "id": null}),
             json!({"jsonrpc": "2.0", "method": "ping", "error": error}),
             json!([{"jsonrpc": "2.0", "error": error, "id": null}]),
+            json!({"jsonrpc": "2.0", "method": null, "error": error, "id": null}),
+            json!({"jsonrpc": "2.0", "error": error, "id": "a"}),
         ] {
             assert_eq!(answer(body.clone()), body);
         }

@@ -1,6 +1,7 @@
 //! What every part of an HTTP connection shares: the HTTP client, the URL, the session, the
 //! requests in flight, and how a POST is made.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -40,6 +41,26 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     pub(super) incoming: mpsc::Sender<Inbound>,
     pub(super) closed: CancellationToken,
+}
+
+/// Puts a header into `h`; one that is not a valid header is left out. The protocol's own
+/// names (static, lower-case) are taken as they are, not parsed and copied for every request.
+fn put_header(h: &mut HeaderMap, name: &str, is_static: Option<&'static str>, value: &str) {
+    let Ok(value) = HeaderValue::from_str(value) else { return };
+    let name = match is_static.filter(|n| is_lower_token(n)) {
+        Some(name) => HeaderName::from_static(name),
+        None => match HeaderName::from_bytes(name.as_bytes()) {
+            Ok(name) => name,
+            Err(_) => return,
+        },
+    };
+    h.insert(name, value);
+}
+
+/// Whether `name` can be a [`HeaderName`] as it is (`HeaderName::from_static` panics on
+/// anything else).
+fn is_lower_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// Whether a frame is a 2026-07-28 one (it names its method in a header).
@@ -127,14 +148,14 @@ impl Shared {
     pub(super) async fn post_authorized(
         &self,
         url: reqwest::Url,
-        h: HeaderMap,
+        mut h: HeaderMap,
         mut body: String,
     ) -> Result<reqwest::Response, String> {
         let mut attempt = 0;
         loop {
-            let mut headers = h.clone();
-            let authorization = self.authorize(&mut headers, "POST", &url).await;
             // Kept for a retry only when there is a provider to ask for one.
+            let mut headers = if self.options.auth.is_some() { h.clone() } else { std::mem::take(&mut h) };
+            let authorization = self.authorize(&mut headers, "POST", &url).await;
             let payload = if self.options.auth.is_some() { body.clone() } else { std::mem::take(&mut body) };
             let observed = self.options.observer.as_ref().map(|_| (headers.clone(), payload.clone(), Instant::now()));
             let sent = self.http.post(url.clone()).headers(headers).body(payload).send().await;
@@ -188,22 +209,21 @@ impl Shared {
         let mut h = self.base_headers.clone();
         h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let mut put = |name: &str, value: &str| {
-            if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
-                h.insert(n, v);
-            }
-        };
         for (name, value) in &frame.headers {
-            put(name, value);
+            let is_static = match name {
+                Cow::Borrowed(name) => Some(*name),
+                Cow::Owned(_) => None,
+            };
+            put_header(&mut h, name, is_static, value);
         }
         if !is_modern(frame) {
             let st = self.state();
             if let Some(s) = &st.session {
-                put(headers::SESSION_ID, s);
+                put_header(&mut h, headers::SESSION_ID, Some(headers::SESSION_ID), s);
             }
             if frame.header(headers::PROTOCOL_VERSION).is_none() {
                 if let Some(v) = &st.version {
-                    put(headers::PROTOCOL_VERSION, v);
+                    put_header(&mut h, headers::PROTOCOL_VERSION, Some(headers::PROTOCOL_VERSION), v);
                 }
             }
         }

@@ -191,6 +191,39 @@ pub struct ClientPeer<W = (), H = ()> {
     events: Fifo<Event<Client, W, H>, 1>,
     /// Our open `subscriptions/listen` requests.
     listens: Listens,
+    /// What our 2026-07-28 requests declare, written once for the revision spoken.
+    declaration: Option<Declaration>,
+}
+
+/// What every 2026-07-28 request of a connection declares in its `_meta`, written once: the
+/// settings do not change, and writing the capabilities and `clientInfo` again for every
+/// request was a tenth of the client's work on a small call.
+struct Declaration {
+    version: ProtocolVersion,
+    /// `protocolVersion`.
+    version_text: Box<RawValue>,
+    /// `clientCapabilities` as the settings declare them.
+    capabilities: Box<RawValue>,
+    /// The same with the tasks extension added (a call the server runs only as a task).
+    capabilities_with_tasks: Box<RawValue>,
+    /// `clientInfo`.
+    info: Box<RawValue>,
+}
+
+impl Declaration {
+    fn of(settings: &ClientSettings, version: ProtocolVersion) -> Self {
+        let mut capabilities = settings.capabilities(version);
+        let declared = to_raw(&capabilities);
+        let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+        extensions.entry(crate::types::TASKS_EXTENSION).or_insert_with(|| serde_json::json!({}));
+        Self {
+            version,
+            version_text: to_raw(version.as_str()),
+            capabilities: declared,
+            capabilities_with_tasks: to_raw(&capabilities),
+            info: to_raw(&settings.info_value(version)),
+        }
+    }
 }
 
 /// How a request of ours is sent.
@@ -246,6 +279,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             core: Core::default(),
             events: Fifo::default(),
             listens: Listens::default(),
+            declaration: None,
         }
     }
 
@@ -299,18 +333,25 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
     }
 
     /// The `_meta` a request carries in revision `version`.
-    fn request_meta(&self, version: ProtocolVersion, extra: crate::types::Meta, declare_tasks: bool) -> RequestMeta {
+    fn request_meta(
+        &mut self,
+        version: ProtocolVersion,
+        extra: crate::types::Meta,
+        declare_tasks: bool,
+    ) -> RequestMeta {
         let other = (!extra.is_empty()).then(|| Box::new(extra));
         let mut meta = RequestMeta { other, ..RequestMeta::default() };
         if version.is_modern() {
-            meta.protocol_version = Some(to_raw(version.as_str()));
-            let mut capabilities = self.settings.capabilities(version);
-            if declare_tasks {
-                let extensions = capabilities.extensions.get_or_insert_with(Default::default);
-                extensions.entry(crate::types::TASKS_EXTENSION).or_insert_with(|| serde_json::json!({}));
-            }
-            meta.client_capabilities = Some(to_raw(&capabilities));
-            meta.client_info = Some(to_raw(&self.settings.info_value(version)));
+            let declaration = match &mut self.declaration {
+                Some(d) if d.version == version => d,
+                slot => slot.insert(Declaration::of(&self.settings, version)),
+            };
+            meta.protocol_version = Some(declaration.version_text.clone());
+            meta.client_capabilities = Some(match declare_tasks {
+                true => declaration.capabilities_with_tasks.clone(),
+                false => declaration.capabilities.clone(),
+            });
+            meta.client_info = Some(declaration.info.clone());
             meta.log_level = self.log_level.map(|l| to_raw(&l));
         }
         meta
@@ -703,7 +744,11 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         self.events.take()
     }
 
-    /// When [`Self::handle_timeout`] must be called next.
+    /// When [`Self::handle_timeout`] must be called next: no later than the earliest deadline
+    /// of a request of ours, and possibly earlier (a request answered since set it; the call
+    /// then finds nothing due and this moves on). It changes only when a request with an
+    /// earlier deadline is sent or [`Self::handle_timeout`] has run, so a driver that keeps
+    /// one timer resets it rarely.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.core.next_deadline()
     }

@@ -280,7 +280,11 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
         self.events.take()
     }
 
-    /// When [`Self::handle_timeout`] must be called next.
+    /// When [`Self::handle_timeout`] must be called next: no later than the earliest deadline
+    /// of a request of ours, and possibly earlier (a request answered since set it; the call
+    /// then finds nothing due and this moves on). It changes only when a request with an
+    /// earlier deadline is sent or [`Self::handle_timeout`] has run, so a driver that keeps
+    /// one timer resets it rarely.
     pub fn poll_timeout(&self) -> Option<std::time::Instant> {
         self.core.next_deadline()
     }
