@@ -148,7 +148,6 @@ impl Shared {
         }
     }
 
-    /// Runs `f` on the engine and takes out what it produced.
     /// Runs `f` on the engine, and takes what it produced. When that moved the engine's
     /// next deadline (a request sent with an earlier deadline than any before), the
     /// connection task is told to set its timer again.

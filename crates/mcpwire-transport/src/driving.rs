@@ -122,7 +122,7 @@ mod tests {
         timer.ring().await;
         assert_eq!(start.elapsed(), Duration::from_secs(5));
 
-        // Rung: the same deadline again waits again (it has passed: at once, not for ever).
+        // Rung, then set again: it waits for the new deadline, not ringing at once.
         let deadline = now().instant + Duration::from_secs(3);
         timer.set_deadline(Some(deadline));
         let early = tokio::time::timeout(Duration::from_secs(1), timer.ring()).await;

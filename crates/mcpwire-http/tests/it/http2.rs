@@ -15,15 +15,11 @@ use hyper::client::conn::http2;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcpwire_http::{HttpConfig, McpHttp};
-use mcpwire_protocol::types::{CallToolResult, Tool};
-use mcpwire_server::Server;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
-const WATCHED: &str = "test://watched-resource";
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 fn h2_config() -> HttpConfig {
@@ -137,6 +133,19 @@ impl Sse {
     }
 }
 
+/// Opens a 2026-07-28 listen stream on `h2` for [`WATCHED`], once acknowledged: its body
+/// and the reader of its events.
+async fn listen(h2: &H2) -> (Incoming, Sse) {
+    let listen =
+        modern_request(1, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [WATCHED]}}));
+    let response = h2.send(h2.modern(&listen)).await.expect("a listen stream");
+    assert_eq!(response.status(), 200);
+    let mut stream = response.into_body();
+    let mut sse = Sse::default();
+    sse.next_of(&mut stream, "notifications/subscriptions/acknowledged").await;
+    (stream, sse)
+}
+
 /// The text of the tool result in `messages` answering `id`.
 fn answer_text(messages: &[Value], id: i64) -> String {
     let answer = messages.iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("no answer to {id}: {messages:?}"));
@@ -175,23 +184,6 @@ async fn a_2026_call_and_a_legacy_session_over_h2c() {
     assert_eq!(s.http.session_count(), 1);
 }
 
-/// A server whose `wait` tool says when it starts (`started`) and answers once the test
-/// opens the gate.
-fn gated() -> (Server, Arc<Semaphore>, Arc<Semaphore>) {
-    let server = Server::builder("gated", "1").build();
-    let (gate, started) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
-    let (opens, starts) = (gate.clone(), started.clone());
-    server.add_tool(Tool::new("wait", "waits for the gate", json!({"type": "object"})), move |_, _| {
-        let (opens, starts) = (opens.clone(), starts.clone());
-        async move {
-            starts.add_permits(1);
-            let _permit = opens.acquire().await;
-            Ok(CallToolResult::text("done"))
-        }
-    });
-    (server, gate, started)
-}
-
 #[tokio::test]
 async fn many_calls_at_once_on_one_h2_connection_which_counts_once_against_max_connections() {
     let (server, gate, started) = gated();
@@ -225,13 +217,7 @@ async fn many_calls_at_once_on_one_h2_connection_which_counts_once_against_max_c
 async fn a_listen_stream_over_h2_gets_its_notification_while_other_requests_share_its_connection() {
     let s = TestServer::reference_with(h2_config()).await;
     let h2 = H2::connect(s.addr).await;
-    let listen =
-        modern_request(1, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [WATCHED]}}));
-    let response = h2.send(h2.modern(&listen)).await.expect("a listen stream");
-    assert_eq!(response.status(), 200);
-    let mut stream = response.into_body();
-    let mut sse = Sse::default();
-    sse.next_of(&mut stream, "notifications/subscriptions/acknowledged").await;
+    let (mut stream, mut sse) = listen(&h2).await;
     // Other requests on the same connection while the stream is open.
     for id in 2..5 {
         let call =
@@ -310,12 +296,7 @@ async fn a_connection_busy_with_a_stream_is_not_idle() {
     let config = HttpConfig { header_read_timeout: Some(Duration::from_millis(200)), ..h2_config() };
     let s = TestServer::reference_with(config).await;
     let h2 = H2::connect(s.addr).await;
-    let listen =
-        modern_request(1, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [WATCHED]}}));
-    let response = h2.send(h2.modern(&listen)).await.expect("a listen stream");
-    let mut stream = response.into_body();
-    let mut sse = Sse::default();
-    sse.next_of(&mut stream, "notifications/subscriptions/acknowledged").await;
+    let (mut stream, mut sse) = listen(&h2).await;
     // Several timeouts with the stream open and nothing else: the connection stays.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(!h2.conn.is_finished(), "a connection with a stream open is not idle");
@@ -368,12 +349,7 @@ async fn a_graceful_shutdown_ends_an_open_h2_stream_with_a_goaway_and_returns() 
         let _ = stopped.await;
     }));
     let h2 = H2::connect(addr).await;
-    let listen =
-        modern_request(1, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [WATCHED]}}));
-    let response = h2.send(h2.modern(&listen)).await.expect("a listen stream");
-    let mut stream = response.into_body();
-    let mut sse = Sse::default();
-    sse.next_of(&mut stream, "notifications/subscriptions/acknowledged").await;
+    let (mut stream, mut sse) = listen(&h2).await;
     stop.send(()).unwrap();
     // The stream ends, with a hint to come back.
     while sse.next(&mut stream, "the listen stream ends").await.is_some() {}

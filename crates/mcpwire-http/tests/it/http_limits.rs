@@ -4,17 +4,13 @@
 
 use crate::common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use mcpwire_http::{HttpConfig, McpHttp};
-use mcpwire_protocol::types::{CallToolResult, Tool};
-use mcpwire_server::Server;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::Semaphore;
 
 /// Reads until the peer closes; what it sent.
 async fn read_to_close(tcp: &mut TcpStream, what: &str) -> String {
@@ -67,23 +63,6 @@ async fn a_connection_over_the_cap_is_refused_before_it_is_read_and_the_others_a
         resp.is_ok_and(|r| r.status() == 200).then_some(())
     })
     .await;
-}
-
-/// A server whose `wait` tool says when it starts (`started`) and answers once the test
-/// opens the gate.
-fn gated() -> (Server, Arc<Semaphore>, Arc<Semaphore>) {
-    let server = Server::builder("gated", "1").build();
-    let (gate, started) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
-    let (opens, starts) = (gate.clone(), started.clone());
-    server.add_tool(Tool::new("wait", "waits for the gate", json!({"type": "object"})), move |_, _| {
-        let (opens, starts) = (opens.clone(), starts.clone());
-        async move {
-            starts.add_permits(1);
-            let _permit = opens.acquire().await;
-            Ok(CallToolResult::text("done"))
-        }
-    });
-    (server, gate, started)
 }
 
 #[tokio::test]

@@ -13,7 +13,6 @@ use mcpwire_testkit::redis::RedisServer;
 use serde_json::{json, Value};
 
 const V1125: &str = "2025-11-25";
-const WATCHED: &str = "test://watched-resource";
 
 /// One instance of the reference server sharing `redis` under `prefix`.
 async fn instance(redis: &RedisServer, prefix: &str) -> TestServer {

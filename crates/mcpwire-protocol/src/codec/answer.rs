@@ -110,8 +110,6 @@ impl ResultType {
     }
 }
 
-/// The member naming a result's kind, as a JSON key is written.
-const RESULT_TYPE_KEY: &str = "\"resultType\"";
 /// The member of a 2025-11-25 task's answer, as a JSON key is written.
 const TASK_KEY: &str = "\"task\"";
 
@@ -131,7 +129,9 @@ fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
     // when neither name is in the text at all (and no escape could spell one): a legacy
     // result, not read twice (the text is JSON already; its members are checked when it
     // is read as its type).
-    if !text.starts_with('{') || !(text.contains('\\') || text.contains(RESULT_TYPE_KEY) || text.contains(TASK_KEY)) {
+    if !text.starts_with('{')
+        || !(text.contains('\\') || text.contains(crate::types::result_type::MEMBER) || text.contains(TASK_KEY))
+    {
         return Ok(Peek { result_type: None, task: None });
     }
     serde_json::from_str(text).map_err(|e| AnswerError::Mismatch(Mismatch::new(None, e)))

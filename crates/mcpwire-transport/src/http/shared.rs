@@ -43,18 +43,22 @@ pub(super) struct Shared {
     pub(super) closed: CancellationToken,
 }
 
-/// Puts a header into `h`; one that is not a valid header is left out. The protocol's own
-/// names (static, lower-case) are taken as they are, not parsed and copied for every request.
-fn put_header(h: &mut HeaderMap, name: &str, is_static: Option<&'static str>, value: &str) {
-    let Ok(value) = HeaderValue::from_str(value) else { return };
-    let name = match is_static.filter(|n| is_lower_token(n)) {
-        Some(name) => HeaderName::from_static(name),
-        None => match HeaderName::from_bytes(name.as_bytes()) {
-            Ok(name) => name,
-            Err(_) => return,
-        },
-    };
-    h.insert(name, value);
+/// The name of one of a frame's headers: the protocol's own (static, lower-case) taken as
+/// they are, not parsed and copied for every request; any other parsed (`None`: not a valid
+/// name). A `&Cow`, because whether the name is static is what is read here.
+#[allow(clippy::ptr_arg)]
+fn header_name(name: &Cow<'static, str>) -> Option<HeaderName> {
+    match name {
+        Cow::Borrowed(name) if is_lower_token(name) => Some(HeaderName::from_static(name)),
+        _ => HeaderName::from_bytes(name.as_bytes()).ok(),
+    }
+}
+
+/// Puts a header into `h`; one with an invalid name or value is left out.
+fn put_header(h: &mut HeaderMap, name: Option<HeaderName>, value: &str) {
+    if let (Some(name), Ok(value)) = (name, HeaderValue::from_str(value)) {
+        h.insert(name, value);
+    }
 }
 
 /// Whether `name` can be a [`HeaderName`] as it is (`HeaderName::from_static` panics on
@@ -210,20 +214,16 @@ impl Shared {
         h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         for (name, value) in &frame.headers {
-            let is_static = match name {
-                Cow::Borrowed(name) => Some(*name),
-                Cow::Owned(_) => None,
-            };
-            put_header(&mut h, name, is_static, value);
+            put_header(&mut h, header_name(name), value);
         }
         if !is_modern(frame) {
             let st = self.state();
             if let Some(s) = &st.session {
-                put_header(&mut h, headers::SESSION_ID, Some(headers::SESSION_ID), s);
+                put_header(&mut h, header_name(&Cow::Borrowed(headers::SESSION_ID)), s);
             }
             if frame.header(headers::PROTOCOL_VERSION).is_none() {
                 if let Some(v) = &st.version {
-                    put_header(&mut h, headers::PROTOCOL_VERSION, Some(headers::PROTOCOL_VERSION), v);
+                    put_header(&mut h, header_name(&Cow::Borrowed(headers::PROTOCOL_VERSION)), v);
                 }
             }
         }

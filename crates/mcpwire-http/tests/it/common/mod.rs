@@ -10,10 +10,12 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use mcpwire_http::{EventStore, HttpConfig, McpHttp};
+use mcpwire_protocol::types::{CallToolResult, Tool};
 use mcpwire_server::Server;
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 /// The longest any single step of a test may take.
@@ -24,6 +26,8 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The reference server's resource that `test_touch_resource` updates.
+pub const WATCHED: &str = "test://watched-resource";
 
 /// Awaits `fut`, failing the test if it takes longer than [`STEP`].
 pub async fn within<F: std::future::Future>(what: &str, fut: F) -> F::Output {
@@ -399,4 +403,21 @@ pub async fn expect_error(resp: Response, status: u16, code: i64, id: &Value, wh
 /// The text of the first content block of a `tools/call` result.
 pub fn tool_text(answer: &Value) -> String {
     answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text content in {answer}")).to_owned()
+}
+
+/// A server whose `wait` tool says when it starts (`started`) and answers once the test
+/// opens the gate.
+pub fn gated() -> (Server, Arc<Semaphore>, Arc<Semaphore>) {
+    let server = Server::builder("gated", "1").build();
+    let (gate, started) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    let (opens, starts) = (gate.clone(), started.clone());
+    server.add_tool(Tool::new("wait", "waits for the gate", json!({"type": "object"})), move |_, _| {
+        let (opens, starts) = (opens.clone(), starts.clone());
+        async move {
+            starts.add_permits(1);
+            let _permit = opens.acquire().await;
+            Ok(CallToolResult::text("done"))
+        }
+    });
+    (server, gate, started)
 }

@@ -197,7 +197,7 @@ pub struct ClientPeer<W = (), H = ()> {
 
 /// What every 2026-07-28 request of a connection declares in its `_meta`, written once: the
 /// settings do not change, and writing the capabilities and `clientInfo` again for every
-/// request was a tenth of the client's work on a small call.
+/// request was about 4% of the client's work on a small call (a profile over stdio).
 struct Declaration {
     version: ProtocolVersion,
     /// `protocolVersion`.
