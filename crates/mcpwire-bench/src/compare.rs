@@ -159,6 +159,7 @@ mod tests {
             servers: vec![server("mcp", ours), server(HTTP_BASELINE, baseline)],
             client: None,
             streams: None,
+            streams_http2: None,
         }
     }
 

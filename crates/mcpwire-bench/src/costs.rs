@@ -285,6 +285,7 @@ mod tests {
             servers,
             client: None,
             streams: None,
+            streams_http2: None,
         }
     }
 

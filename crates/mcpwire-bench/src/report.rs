@@ -152,7 +152,8 @@ one core of server does.
   `resources/subscribe`) on `mcp serve --http`, and of `GET /sse` on a raw axum SSE
   broadcaster (`mcpwire-bench baseline-sse`); KiB per stream is the server's RSS growth ÷ N,
   the delivery time runs from the trigger (`tools/call` of `test_touch_resource`, or
-  `POST /broadcast`) to the last stream's event.
+  `POST /broadcast`) to the last stream's event. Then the same as HTTP/2 streams over 100 h2c
+  connections (`mcp serve --http2`, the baseline served so too).
 - **Costs measured in the same run**: `mcp-typed-echo` (a `#[tool]` function) against
   `mcp-raw-echo` (a closure over the JSON arguments), `mcp-typed-echo-traced` (the same with
   `TracingLayer`, no subscriber) against `mcp-typed-echo`, and `mcp-gateway` (`mcp proxy
@@ -297,6 +298,17 @@ pub fn tables(results: &SuiteResults, charts: &[String]) -> String {
              receiving `notifications/resources/updated`, median of {} round(s). Goal (issue 30): at least 0.8× the \
              raw axum SSE broadcast's rate, and at most 8 KiB per stream.\n",
             streams.rounds
+        );
+        md.push_str(&crate::streams::table(streams));
+        md.push('\n');
+    }
+    if let Some(streams) = &results.streams_http2 {
+        let _ = writeln!(
+            md,
+            "The same over HTTP/2 (h2c with prior knowledge, `mcp serve --http2`, the baseline served so too): the \
+             streams spread evenly over {} connections, made after the RSS before is read (their cost is in the \
+             figure).\n",
+            streams.http2_connections.unwrap_or_default()
         );
         md.push_str(&crate::streams::table(streams));
         md.push('\n');

@@ -237,7 +237,15 @@ pub struct SuiteResults {
     /// our server ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamsResults>,
+    /// The same streams as HTTP/2 streams over [`STREAMS_H2_CONNECTIONS`] h2c connections
+    /// (`mcp serve --http2`, and the baseline served so too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams_http2: Option<StreamsResults>,
 }
+
+/// The h2c connections the notification streams share in the suite's HTTP/2 measurement (100
+/// streams each at 10,000): what an HTTP/2 proxy or load balancer in front would hold.
+pub const STREAMS_H2_CONNECTIONS: usize = 100;
 
 impl SuiteResults {
     /// The results of the server named `name`, if it ran.
@@ -310,6 +318,7 @@ pub async fn run(opts: &SuiteOptions, pinning: Pinning) -> Result<SuiteResults> 
         servers: Vec::new(),
         client: None,
         streams: None,
+        streams_http2: None,
     };
     // Server output goes under target/, never into the results directory.
     let logs = root.join("target").join("bench-logs");
@@ -395,6 +404,12 @@ async fn measure_ours_more(
     match streams::run(&stream_opts).await {
         Ok(r) => results.streams = Some(r),
         Err(e) => push_error(results, &spec.name, format!("notification streams: {e:#}")),
+    }
+    progress(format!("the same over HTTP/2 (h2c), {STREAMS_H2_CONNECTIONS} connections"));
+    let stream_opts = StreamsOptions { http2: Some(STREAMS_H2_CONNECTIONS), ..stream_opts };
+    match streams::run(&stream_opts).await {
+        Ok(r) => results.streams_http2 = Some(r),
+        Err(e) => push_error(results, &spec.name, format!("notification streams over HTTP/2: {e:#}")),
     }
 }
 
