@@ -219,11 +219,11 @@ impl Shared {
         if !is_modern(frame) {
             let st = self.state();
             if let Some(s) = &st.session {
-                put_header(&mut h, header_name(&Cow::Borrowed(headers::SESSION_ID)), s);
+                put_header(&mut h, Some(HeaderName::from_static(headers::SESSION_ID)), s);
             }
             if frame.header(headers::PROTOCOL_VERSION).is_none() {
                 if let Some(v) = &st.version {
-                    put_header(&mut h, header_name(&Cow::Borrowed(headers::PROTOCOL_VERSION)), v);
+                    put_header(&mut h, Some(HeaderName::from_static(headers::PROTOCOL_VERSION)), v);
                 }
             }
         }
