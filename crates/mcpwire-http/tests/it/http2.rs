@@ -1,7 +1,8 @@
 //! HTTP/2 over cleartext (h2c, prior knowledge) beside HTTP/1.1 (`HttpConfig::http2`), over
 //! real TCP on loopback, with hyper's own HTTP/2 client: calls of both eras, many requests at
-//! once on one connection, a listen stream sharing its connection, the connection limits
-//! (`max_connections`, the header read timeout) and the graceful shutdown.
+//! once on one connection, a listen stream and a legacy session's GET stream sharing their
+//! connection, the connection limits (`max_connections`, the header read timeout) and the
+//! graceful shutdown.
 
 use crate::common;
 
@@ -235,6 +236,48 @@ async fn a_listen_stream_over_h2_gets_its_notification_while_other_requests_shar
 }
 
 #[tokio::test]
+async fn a_legacy_sessions_get_stream_over_h2_gets_its_notification_and_ends_with_the_session() {
+    let s = TestServer::reference_with(h2_config()).await;
+    let h2 = H2::connect(s.addr).await;
+    let response = h2.send(h2.post(&legacy_initialize(1, "2025-06-18", json!({})), &[])).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    messages(response).await;
+    let legacy = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-06-18")];
+    let initialized = h2.send(h2.post(&notification("notifications/initialized", json!({})), &legacy)).await.unwrap();
+    assert_eq!(initialized.status(), 202);
+    // The session's standalone stream, an HTTP/2 stream of the same connection.
+    let mut get = Request::get(format!("http://{}/mcp", h2.authority)).header("accept", "text/event-stream");
+    for (name, value) in legacy {
+        get = get.header(name, value);
+    }
+    let response = h2.send(get.body(Full::default()).unwrap()).await.expect("a GET stream");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.version(), hyper::Version::HTTP_2);
+    let (mut stream, mut sse) = (response.into_body(), Sse::default());
+    // Subscribed on a POST beside it; the change comes on the stream, not on the POST.
+    let subscribe = request(2, "resources/subscribe", json!({"uri": WATCHED}));
+    let response = h2.send(h2.post(&subscribe, &legacy)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    messages(response).await;
+    let touch = request(3, "tools/call", json!({"name": "test_touch_resource", "arguments": {"uri": WATCHED}}));
+    let answered = messages(h2.send(h2.post(&touch, &legacy)).await.unwrap()).await;
+    assert!(answered.iter().all(|m| m["method"] != "notifications/resources/updated"), "{answered:?}");
+    let update = sse.next_of(&mut stream, "notifications/resources/updated").await;
+    assert_eq!(update["params"]["uri"], WATCHED);
+    // The session deleted: its stream ends, and the connection stays for other requests.
+    let mut delete = Request::delete(format!("http://{}/mcp", h2.authority));
+    for (name, value) in legacy {
+        delete = delete.header(name, value);
+    }
+    let deleted = h2.send(delete.body(Full::default()).unwrap()).await.unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    while sse.next(&mut stream, "the GET stream ends").await.is_some() {}
+    let response = h2.send(h2.modern(&modern_request(4, "tools/list", json!({})))).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(s.http.session_count(), 0);
+}
+
+#[tokio::test]
 async fn http1_is_still_served_on_the_same_listener_with_http2_on() {
     let s = TestServer::reference_with(h2_config()).await;
     let call = modern_request(1, "tools/call", json!({"name": "echo", "arguments": {"text": "over h1"}}));
@@ -297,8 +340,12 @@ async fn a_connection_busy_with_a_stream_is_not_idle() {
     let s = TestServer::reference_with(config).await;
     let h2 = H2::connect(s.addr).await;
     let (mut stream, mut sse) = listen(&h2).await;
-    // Several timeouts with the stream open and nothing else: the connection stays.
+    // Several timeouts with the stream open and nothing else: the connection stays. The clock
+    // is paused only now that nothing is on the wire (a paused clock jumps to the next timer
+    // whenever the runtime waits, a socket included), so the four timeouts pass at once.
+    tokio::time::pause();
     tokio::time::sleep(Duration::from_millis(800)).await;
+    tokio::time::resume();
     assert!(!h2.conn.is_finished(), "a connection with a stream open is not idle");
     let touch = modern_request(2, "tools/call", json!({"name": "test_touch_resource", "arguments": {"uri": WATCHED}}));
     messages(h2.send(h2.modern(&touch)).await.expect("the touch")).await;

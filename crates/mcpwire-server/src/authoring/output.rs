@@ -161,7 +161,14 @@ macro_rules! text_results {
         }
     )*};
 }
-text_results!(String, &'static str, bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+text_results!(&'static str, bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+
+/// The text moved into the result, not copied (`to_string` would copy it).
+impl IntoToolResult for String {
+    fn into_tool_result(self, _: bool) -> HandlerResult<CallToolResult> {
+        Ok(CallToolResult::text(self))
+    }
+}
 
 impl IntoToolResult for () {
     fn into_tool_result(self, _: bool) -> HandlerResult<CallToolResult> {

@@ -54,7 +54,7 @@ impl Measurement {
     /// Records the request's duration, with its `error.type` if it failed.
     pub(crate) fn finish(self, error: Option<&str>) {
         let mut attributes = vec![
-            KeyValue::new(METHOD_NAME, self.method.as_str().to_owned()),
+            KeyValue::new(METHOD_NAME, self.method.as_str()),
             KeyValue::new(PROTOCOL_VERSION, self.revision.as_str()),
         ];
         if let Some((key, value)) = self.target {
