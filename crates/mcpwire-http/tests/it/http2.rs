@@ -55,6 +55,15 @@ impl H2 {
         r.body(Full::new(Bytes::from(body.to_string()))).expect("a request")
     }
 
+    /// A request with no body to `/mcp` (a GET stream, a DELETE), with the headers given.
+    fn bodiless(&self, method: hyper::Method, headers: &[(&str, &str)]) -> Request<Full<Bytes>> {
+        let mut r = Request::builder().method(method).uri(format!("http://{}/mcp", self.authority));
+        for (name, value) in headers {
+            r = r.header(*name, *value);
+        }
+        r.body(Full::default()).expect("a request")
+    }
+
     fn modern(&self, body: &Value) -> Request<Full<Bytes>> {
         let method = body["method"].as_str().unwrap_or_default();
         let name = match method {
@@ -246,11 +255,8 @@ async fn a_legacy_sessions_get_stream_over_h2_gets_its_notification_and_ends_wit
     let initialized = h2.send(h2.post(&notification("notifications/initialized", json!({})), &legacy)).await.unwrap();
     assert_eq!(initialized.status(), 202);
     // The session's standalone stream, an HTTP/2 stream of the same connection.
-    let mut get = Request::get(format!("http://{}/mcp", h2.authority)).header("accept", "text/event-stream");
-    for (name, value) in legacy {
-        get = get.header(name, value);
-    }
-    let response = h2.send(get.body(Full::default()).unwrap()).await.expect("a GET stream");
+    let get = h2.bodiless(hyper::Method::GET, &[legacy[0], legacy[1], ("accept", "text/event-stream")]);
+    let response = h2.send(get).await.expect("a GET stream");
     assert_eq!(response.status(), 200);
     assert_eq!(response.version(), hyper::Version::HTTP_2);
     let (mut stream, mut sse) = (response.into_body(), Sse::default());
@@ -265,11 +271,7 @@ async fn a_legacy_sessions_get_stream_over_h2_gets_its_notification_and_ends_wit
     let update = sse.next_of(&mut stream, "notifications/resources/updated").await;
     assert_eq!(update["params"]["uri"], WATCHED);
     // The session deleted: its stream ends, and the connection stays for other requests.
-    let mut delete = Request::delete(format!("http://{}/mcp", h2.authority));
-    for (name, value) in legacy {
-        delete = delete.header(name, value);
-    }
-    let deleted = h2.send(delete.body(Full::default()).unwrap()).await.unwrap();
+    let deleted = h2.send(h2.bodiless(hyper::Method::DELETE, &legacy)).await.unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     while sse.next(&mut stream, "the GET stream ends").await.is_some() {}
     let response = h2.send(h2.modern(&modern_request(4, "tools/list", json!({})))).await.unwrap();
