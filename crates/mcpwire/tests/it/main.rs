@@ -2,7 +2,6 @@
 //! (linking one binary instead of one per file is most of what the test step costs).
 
 mod apps;
-mod compile_fail;
 mod contract;
 mod conversions;
 mod docs;
