@@ -35,30 +35,24 @@ pub(crate) enum Culprit {
 }
 
 /// What a request is about, for a log line and for the answer to its failure: its method,
-/// what it names, and the tool of a `tools/call`.
+/// what it names, and whether that is the tool of a `tools/call`.
 pub(crate) struct Subject<'a> {
     pub(crate) method: Method,
     pub(crate) what: Cow<'a, str>,
-    pub(crate) tool: Option<Cow<'a, str>>,
+    /// `what` is a tool's name (the request is a `tools/call`): its failure is answered as
+    /// a tool execution error.
+    pub(crate) tool: bool,
 }
 
 impl<'a> Subject<'a> {
     /// The subject of `request`.
     pub(crate) fn of(request: &'a ClientRequest) -> Self {
-        let tool = match request {
-            ClientRequest::CallTool(call) => Some(Cow::Borrowed(call.name.as_str())),
-            _ => None,
-        };
-        Self { method: request.method(), what: what(request), tool }
+        Self { method: request.method(), what: what(request), tool: matches!(request, ClientRequest::CallTool(_)) }
     }
 
-    /// The same, owning its text (to outlive the request).
+    /// The same, owning its text (to outlive the request): one copy of the name.
     pub(crate) fn into_owned(self) -> Subject<'static> {
-        Subject {
-            method: self.method,
-            what: Cow::Owned(self.what.into_owned()),
-            tool: self.tool.map(|t| Cow::Owned(t.into_owned())),
-        }
+        Subject { method: self.method, what: Cow::Owned(self.what.into_owned()), tool: self.tool }
     }
 
     /// The answer to the request, whose `culprit` panicked with `payload`; logged.
@@ -69,9 +63,10 @@ impl<'a> Subject<'a> {
             Culprit::Handler => tracing::error!(%method, name = %what, "the handler panicked: {message}"),
             Culprit::Middleware => tracing::error!(%method, name = %what, "a middleware layer panicked: {message}"),
         }
-        match tool {
-            Some(tool) => Answer::Result(ServerResult::CallTool(tool_error(tool))),
-            None => Answer::Refused(Refusal::Panicked(*method)),
+        if *tool {
+            Answer::Result(ServerResult::CallTool(tool_error(what)))
+        } else {
+            Answer::Refused(Refusal::Panicked(*method))
         }
     }
 }

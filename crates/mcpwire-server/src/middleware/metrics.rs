@@ -11,6 +11,7 @@ use mcpwire_protocol::telemetry::{
 use mcpwire_protocol::{Method, ProtocolVersion};
 use opentelemetry::metrics::Histogram;
 use opentelemetry::KeyValue;
+use smallvec::SmallVec;
 
 /// Where the server's operation durations go.
 #[derive(Clone)]
@@ -53,10 +54,11 @@ pub(crate) struct Measurement {
 impl Measurement {
     /// Records the request's duration, with its `error.type` if it failed.
     pub(crate) fn finish(self, error: Option<&str>) {
-        let mut attributes = vec![
-            KeyValue::new(METHOD_NAME, self.method.as_str()),
-            KeyValue::new(PROTOCOL_VERSION, self.revision.as_str()),
-        ];
+        // On the stack, not the heap: with no meter provider set (the usual case) the
+        // histogram drops them unread, once per request.
+        let mut attributes: SmallVec<[KeyValue; 4]> = SmallVec::new();
+        attributes.push(KeyValue::new(METHOD_NAME, self.method.as_str()));
+        attributes.push(KeyValue::new(PROTOCOL_VERSION, self.revision.as_str()));
         if let Some((key, value)) = self.target {
             attributes.push(KeyValue::new(key, value));
         }

@@ -126,10 +126,9 @@ fn failed(subject: &Subject<'_>, error: &(dyn std::error::Error + Send + Sync)) 
     let Subject { method, what, tool } = subject;
     let text = mcpwire_protocol::error::chain(error);
     tracing::warn!(%method, name = %what, "a middleware layer failed the request: {text}");
-    match tool {
-        Some(tool) => {
-            Answer::Result(ServerResult::CallTool(CallToolResult::error(format!("the tool {tool} failed: {text}"))))
-        }
-        None => Answer::Error(ErrorObject::internal(text)),
+    if *tool {
+        Answer::Result(ServerResult::CallTool(CallToolResult::error(format!("the tool {what} failed: {text}"))))
+    } else {
+        Answer::Error(ErrorObject::internal(text))
     }
 }
