@@ -22,7 +22,7 @@
 # Installs the two venvs of tests/interop and tests/e2e (target/interop-venv-2, mcp 2.x;
 # target/interop-venv, mcp 1.x) when they are missing, through tests/lib/python_venv.sh.
 # Needs redis-server and haproxy (scripts/test's `redis` check installs them).
-# Env: MCP_BIN  the mcp binary (default target/test-release/mcp, relative to the repo root)
+# Env: MCP_BIN  the mcp binary (default target/ci/mcp, scripts/test's build; relative to the repo root)
 #      PYTHON   the interpreter the venvs are made from (default python3)
 #      MCP_SCALE_KEEP=1  keep the work directory (every log) instead of removing it
 # Every wait is bounded; every process started here is killed on exit. Logs are printed when
@@ -38,7 +38,7 @@ source "$root/tests/lib/python_venv.sh"
 VENV=$root/target/interop-venv-2
 LEGACY_VENV=$root/target/interop-venv
 
-MCP_BIN=${MCP_BIN:-target/test-release/mcp}
+MCP_BIN=${MCP_BIN:-target/ci/mcp}
 case $MCP_BIN in /*) ;; */*) MCP_BIN=$root/$MCP_BIN ;; *) MCP_BIN=$(command -v "$MCP_BIN" || echo "$MCP_BIN") ;; esac
 HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
 
