@@ -29,6 +29,7 @@
 //! [`crate::ServerConfig::max_in_flight`] (refused at once), or by tower's
 //! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused).
 
+mod boxed;
 #[cfg(feature = "opentelemetry")]
 mod metrics;
 mod rate_limit;
@@ -40,6 +41,7 @@ mod timeout;
 mod trace;
 mod visibility;
 
+pub use boxed::Stack;
 pub use rate_limit::{RateLimit, RateLimitLayer, RATE_LIMITED};
 pub use request::McpRequest;
 pub use response::McpResponse;
@@ -51,8 +53,3 @@ pub use visibility::{Item, Visibility, VisibilityLayer};
 
 /// The error type of the middleware stack: any error, boxed (tower's convention).
 pub type BoxError = tower::BoxError;
-
-/// The handling of a request with its layers, type-erased. Here, beside the request and
-/// response it carries, and not with the code that builds and runs it: the server holds
-/// one, and that code needs the server.
-pub(crate) type Stack = tower::util::BoxCloneSyncService<McpRequest, McpResponse, BoxError>;

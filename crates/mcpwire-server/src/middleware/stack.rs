@@ -12,7 +12,7 @@ use mcpwire_protocol::engine::ServedRequest;
 use mcpwire_protocol::message::{ClientRequest, ServerResult};
 use mcpwire_protocol::types::CallToolResult;
 use mcpwire_protocol::ErrorObject;
-use tower::{Layer, Service, ServiceExt};
+use tower::{Layer, Service};
 
 use super::{BoxError, McpRequest, McpResponse, Stack};
 use crate::answer::Answer;
@@ -37,7 +37,7 @@ impl Layers {
         <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as Service<McpRequest>>::Future: Send + 'static,
     {
-        self.0.push(Arc::new(move |inner| Stack::new(layer.layer(inner).map_err(Into::into))));
+        self.0.push(Arc::new(move |inner| Stack::new(layer.layer(inner))));
     }
 
     /// The stack: the handlers inside every layer; `None` without layers (requests are then
@@ -113,7 +113,8 @@ async fn through(stack: &Stack, server: &Server, served: &mut ServedRequest, ctx
     };
     let request =
         McpRequest { message, meta: std::mem::take(&mut served.meta), context: ctx.clone(), server: server.clone() };
-    match AssertUnwindSafe(stack.clone().oneshot(request)).catch_unwind().await {
+    // Called inside the unwind guard: a layer may panic in `call` as well as in its future.
+    match AssertUnwindSafe(async { stack.oneshot(request).await }).catch_unwind().await {
         Ok(Ok(response)) => response.into(),
         Ok(Err(error)) => failed(&subject, &*error),
         Err(payload) => subject.panicked(Culprit::Middleware, &*payload),

@@ -220,23 +220,28 @@ async fn towers_timeout_cancels_the_handler_and_says_so() {
     assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 1);
 }
 
+/// A tool `wait` that counts its calls in `entered`, then waits for `release`.
+fn waiting_tool(release: &Arc<tokio::sync::Notify>, entered: &Arc<AtomicUsize>) -> mcpwire::ToolDef {
+    let (release, entered) = (release.clone(), entered.clone());
+    mcpwire::ToolDef::new(
+        mcpwire::types::Tool::new("wait", "Waits to be released", json!({"type": "object"})),
+        move |_, _| {
+            let (release, entered) = (release.clone(), entered.clone());
+            async move {
+                entered.fetch_add(1, Ordering::SeqCst);
+                release.notified().await;
+                Ok(mcpwire::types::CallToolResult::text("released"))
+            }
+        },
+    )
+}
+
 #[tokio::test(start_paused = true)]
 async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit() {
     let release = Arc::new(tokio::sync::Notify::new());
     let entered = Arc::new(AtomicUsize::new(0));
-    let (r, e) = (release.clone(), entered.clone());
     let server = Server::builder("limited", "1.0")
-        .tool(mcpwire::ToolDef::new(
-            mcpwire::types::Tool::new("wait", "Waits to be released", json!({"type": "object"})),
-            move |_, _| {
-                let (release, entered) = (r.clone(), e.clone());
-                async move {
-                    entered.fetch_add(1, Ordering::SeqCst);
-                    release.notified().await;
-                    Ok(mcpwire::types::CallToolResult::text("released"))
-                }
-            },
-        ))
+        .tool(waiting_tool(&release, &entered))
         .layer(ServiceBuilder::new().load_shed().concurrency_limit(1))
         .build();
     let client = Arc::new(server.test_client().await.unwrap());
@@ -270,6 +275,38 @@ async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit()
     release.notify_one();
     assert_eq!(texts(&again.await.unwrap().unwrap()), ["released"]);
     assert_eq!(entered.load(Ordering::SeqCst), 2, "shed calls never reached the handler");
+}
+
+#[tokio::test(start_paused = true)]
+async fn load_shedding_added_over_a_concurrency_limit_sees_that_it_is_not_ready() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let entered = Arc::new(AtomicUsize::new(0));
+    // Two calls of `layer`: the load shedding asks the readiness of the stack it wraps, which
+    // must be the limit's.
+    let server = Server::builder("shed", "1.0")
+        .tool(waiting_tool(&release, &entered))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .layer(tower::load_shed::LoadShedLayer::new())
+        .build();
+    let client = Arc::new(server.test_client().await.unwrap());
+
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("wait", json!({})).await }
+    });
+    mcpwire_testkit::eventually("the first call reached the handler", || async {
+        (entered.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    // Refused at once, not queued (the paused clock bounds the wait if it were).
+    let shed = tokio::time::timeout(Duration::from_secs(10), client.call_tool("wait", json!({})))
+        .await
+        .expect("refused at once, not queued behind the first call")
+        .unwrap();
+    assert_eq!(texts(&shed), ["the tool wait failed: service overloaded"]);
+    release.notify_one();
+    assert_eq!(texts(&first.await.unwrap().unwrap()), ["released"]);
+    assert_eq!(entered.load(Ordering::SeqCst), 1, "the shed call never reached the handler");
 }
 
 /// A layer that panics on `tools/call` of `boom` and on `prompts/list`.
