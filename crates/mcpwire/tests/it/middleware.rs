@@ -238,24 +238,42 @@ fn waiting_tool(release: &Arc<tokio::sync::Notify>, entered: &Arc<AtomicUsize>) 
 
 #[tokio::test(start_paused = true)]
 async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit() {
+    sheds_what_does_not_fit(|server| server.layer(ServiceBuilder::new().load_shed().concurrency_limit(1))).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn load_shedding_added_over_a_concurrency_limit_sees_that_it_is_not_ready() {
+    // Two calls of `layer`: the load shedding asks the readiness of the stack it wraps, which
+    // must be the limit's.
+    sheds_what_does_not_fit(|server| {
+        server.layer(tower::limit::ConcurrencyLimitLayer::new(1)).layer(tower::load_shed::LoadShedLayer::new())
+    })
+    .await;
+}
+
+/// A server with the tool `wait` and `layers` (a concurrency limit of 1 with load shedding)
+/// sheds the calls that come while one call holds the slot, and serves them once it is free.
+async fn sheds_what_does_not_fit(layers: impl FnOnce(mcpwire::ServerBuilder) -> mcpwire::ServerBuilder) {
     let release = Arc::new(tokio::sync::Notify::new());
     let entered = Arc::new(AtomicUsize::new(0));
-    let server = Server::builder("limited", "1.0")
-        .tool(waiting_tool(&release, &entered))
-        .layer(ServiceBuilder::new().load_shed().concurrency_limit(1))
-        .build();
+    let server = layers(Server::builder("limited", "1.0").tool(waiting_tool(&release, &entered))).build();
     let client = Arc::new(server.test_client().await.unwrap());
-
-    let first = tokio::spawn({
+    let call = || {
         let client = client.clone();
-        async move { client.call_tool("wait", json!({})).await }
-    });
+        tokio::spawn(async move { client.call_tool("wait", json!({})).await })
+    };
+
+    let first = call();
     mcpwire_testkit::eventually("the first call reached the handler", || async {
         (entered.load(Ordering::SeqCst) > 0).then_some(())
     })
     .await;
-    // One call holds the only slot: the next is shed at once, as a tool error.
-    let shed = client.call_tool("wait", json!({})).await.unwrap();
+    // One call holds the only slot: the next is shed at once (not queued: the paused clock
+    // bounds the wait if it were), as a tool error.
+    let shed = tokio::time::timeout(Duration::from_secs(10), client.call_tool("wait", json!({})))
+        .await
+        .expect("refused at once, not queued behind the first call")
+        .unwrap();
     assert_eq!(shed.is_error, Some(true));
     assert_eq!(texts(&shed), ["the tool wait failed: service overloaded"]);
     let shed = client.list_tools(None).await.unwrap_err();
@@ -264,10 +282,7 @@ async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit()
     release.notify_one();
     assert_eq!(texts(&first.await.unwrap().unwrap()), ["released"]);
     // The slot is free again.
-    let again = tokio::spawn({
-        let client = client.clone();
-        async move { client.call_tool("wait", json!({})).await }
-    });
+    let again = call();
     mcpwire_testkit::eventually("the call after the release reached the handler", || async {
         (entered.load(Ordering::SeqCst) > 1).then_some(())
     })
@@ -275,38 +290,6 @@ async fn towers_concurrency_limit_with_load_shedding_refuses_what_does_not_fit()
     release.notify_one();
     assert_eq!(texts(&again.await.unwrap().unwrap()), ["released"]);
     assert_eq!(entered.load(Ordering::SeqCst), 2, "shed calls never reached the handler");
-}
-
-#[tokio::test(start_paused = true)]
-async fn load_shedding_added_over_a_concurrency_limit_sees_that_it_is_not_ready() {
-    let release = Arc::new(tokio::sync::Notify::new());
-    let entered = Arc::new(AtomicUsize::new(0));
-    // Two calls of `layer`: the load shedding asks the readiness of the stack it wraps, which
-    // must be the limit's.
-    let server = Server::builder("shed", "1.0")
-        .tool(waiting_tool(&release, &entered))
-        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
-        .layer(tower::load_shed::LoadShedLayer::new())
-        .build();
-    let client = Arc::new(server.test_client().await.unwrap());
-
-    let first = tokio::spawn({
-        let client = client.clone();
-        async move { client.call_tool("wait", json!({})).await }
-    });
-    mcpwire_testkit::eventually("the first call reached the handler", || async {
-        (entered.load(Ordering::SeqCst) == 1).then_some(())
-    })
-    .await;
-    // Refused at once, not queued (the paused clock bounds the wait if it were).
-    let shed = tokio::time::timeout(Duration::from_secs(10), client.call_tool("wait", json!({})))
-        .await
-        .expect("refused at once, not queued behind the first call")
-        .unwrap();
-    assert_eq!(texts(&shed), ["the tool wait failed: service overloaded"]);
-    release.notify_one();
-    assert_eq!(texts(&first.await.unwrap().unwrap()), ["released"]);
-    assert_eq!(entered.load(Ordering::SeqCst), 1, "the shed call never reached the handler");
 }
 
 /// A layer that panics on `tools/call` of `boom` and on `prompts/list`.
