@@ -24,10 +24,15 @@
 //! Layers that ship here: [`TimeoutLayer`] (a limit per request and per tool),
 //! [`RateLimitLayer`] (a token bucket per session, or per any key), [`ResultSizeLayer`] (a
 //! bound on result size), [`VisibilityLayer`] (what each request may see and use),
-//! [`TracingLayer`] (a span per request, as the OpenTelemetry conventions for MCP say). Concurrency is bounded per session and overall by
+//! [`TracingLayer`] (a span per request, as the OpenTelemetry conventions for MCP say).
+//!
+//! Concurrency is bounded per session and overall by
 //! [`crate::ServerConfig::max_in_flight_per_session`] and
 //! [`crate::ServerConfig::max_in_flight`] (refused at once), or by tower's
-//! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused).
+//! `ConcurrencyLimitLayer` (queued) with `LoadShedLayer` (refused). Such a limit counts every
+//! request that reaches the layers, lists included: a client that lists the tools after a
+//! call (to check its result against their output schemas) queues that list behind the
+//! calls holding the slots. A limit in a layer is shared by all sessions of the server.
 
 mod boxed;
 #[cfg(feature = "opentelemetry")]

@@ -251,6 +251,49 @@ async fn load_shedding_added_over_a_concurrency_limit_sees_that_it_is_not_ready(
     .await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn towers_concurrency_limit_alone_queues_the_call_that_does_not_fit() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let entered = Arc::new(AtomicUsize::new(0));
+    let server = Server::builder("queued", "1.0")
+        .tool(waiting_tool(&release, &entered))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .build();
+    let client = Arc::new(server.test_client().await.unwrap());
+    // The limit counts every request. A client checks a tool's result against the listed
+    // output schemas, listing the tools after its first call if it has not yet: that list
+    // would queue behind the second call, which waits for the first to end (until a client
+    // timeout cuts the knot). Listed here first, as a client that lists before it calls.
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 1);
+    let call = || {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("wait", json!({})).await })
+    };
+
+    let first = call();
+    mcpwire_testkit::eventually("the first call reached the handler", || async {
+        (entered.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    // The first call holds the only slot: the second waits for it, neither refused nor let
+    // through (5 s, well within the client's request timeout of 60 s).
+    let second = call();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(entered.load(Ordering::SeqCst), 1, "the second call waits for the slot");
+    assert!(!second.is_finished(), "the second call is queued, not refused");
+
+    release.notify_one();
+    let first = tokio::time::timeout(Duration::from_secs(10), first).await.expect("the first call answered");
+    assert_eq!(texts(&first.unwrap().unwrap()), ["released"]);
+    mcpwire_testkit::eventually("the queued call reached the handler once the slot was free", || async {
+        (entered.load(Ordering::SeqCst) == 2).then_some(())
+    })
+    .await;
+    release.notify_one();
+    let second = tokio::time::timeout(Duration::from_secs(10), second).await.expect("the queued call answered");
+    assert_eq!(texts(&second.unwrap().unwrap()), ["released"]);
+}
+
 /// A server with the tool `wait` and `layers` (a concurrency limit of 1 with load shedding)
 /// sheds the calls that come while one call holds the slot, and serves them once it is free.
 async fn sheds_what_does_not_fit(layers: impl FnOnce(mcpwire::ServerBuilder) -> mcpwire::ServerBuilder) {
