@@ -87,10 +87,11 @@ pub(crate) fn record(
     started: Instant,
     error: Option<i64>,
 ) {
-    let mut attributes = vec![
-        KeyValue::new(METHOD_NAME, request.method().as_str().to_owned()),
-        KeyValue::new(PROTOCOL_VERSION, revision.as_str()),
-    ];
+    // On the stack, the method's name not copied: with no meter provider set (the usual
+    // case) the histogram drops them unread, once per request.
+    let mut attributes: smallvec::SmallVec<[KeyValue; 4]> = smallvec::SmallVec::new();
+    attributes.push(KeyValue::new(METHOD_NAME, request.method().as_str()));
+    attributes.push(KeyValue::new(PROTOCOL_VERSION, revision.as_str()));
     if let Some((attribute, name)) = telemetry::target(request) {
         attributes.push(KeyValue::new(attribute, name.to_owned()));
     }

@@ -1,6 +1,7 @@
 //! Writing typed messages as a revision defines them.
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::shape::{self, ResultContext, ResultKind};
@@ -8,7 +9,7 @@ use crate::error::ErrorObject;
 use crate::jsonrpc::{self, RequestId};
 use crate::message::{
     ClientNotification, ClientRequest, ClientResult, RequestMeta, RoundInput, ServerNotification, ServerRequest,
-    ServerResult, WireParams,
+    ServerResult, WireMeta, WireParams,
 };
 use crate::method::Method;
 use crate::revision::ProtocolVersion;
@@ -41,6 +42,27 @@ pub fn write_client_request(
     id: &RequestId,
     request: &ClientRequest,
     meta: &RequestMeta,
+    round: &RoundInput,
+    rev: ProtocolVersion,
+) -> String {
+    write_request_with(id, request, WireMeta::Members(meta), round, rev)
+}
+
+/// [`write_client_request`] with `_meta` written before: `meta`, an object.
+pub(crate) fn write_client_request_with_meta(
+    id: &RequestId,
+    request: &ClientRequest,
+    meta: &RawValue,
+    round: &RoundInput,
+    rev: ProtocolVersion,
+) -> String {
+    write_request_with(id, request, WireMeta::Written(meta), round, rev)
+}
+
+fn write_request_with(
+    id: &RequestId,
+    request: &ClientRequest,
+    meta: WireMeta<'_>,
     round: &RoundInput,
     rev: ProtocolVersion,
 ) -> String {

@@ -321,17 +321,51 @@ pub(crate) struct WireParams<'a, P: Serialize> {
     pub(crate) input_responses: Option<&'a RawValue>,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
     pub(crate) request_state: Option<&'a RawValue>,
-    #[serde(rename = "_meta", skip_serializing_if = "RequestMeta::is_empty")]
-    pub(crate) meta: &'a RequestMeta,
+    #[serde(rename = "_meta", skip_serializing_if = "WireMeta::is_empty")]
+    pub(crate) meta: WireMeta<'a>,
 }
 
 impl<'a, P: Serialize> WireParams<'a, P> {
-    pub(crate) fn new(params: &'a P, meta: &'a RequestMeta, round: &'a RoundInput) -> Self {
+    pub(crate) fn new(params: &'a P, meta: impl Into<WireMeta<'a>>, round: &'a RoundInput) -> Self {
         Self {
             params,
             input_responses: round.input_responses.as_deref(),
             request_state: round.request_state.as_deref(),
-            meta,
+            meta: meta.into(),
+        }
+    }
+}
+
+/// A request's `_meta` as it is written: its members, or the whole object written before (the
+/// 2026-07-28 declaration alone, the same for every request of a connection).
+#[derive(Clone, Copy)]
+pub(crate) enum WireMeta<'a> {
+    /// Written from its members.
+    Members(&'a RequestMeta),
+    /// Written already: an object.
+    Written(&'a RawValue),
+}
+
+impl WireMeta<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Members(meta) => meta.is_empty(),
+            Self::Written(_) => false,
+        }
+    }
+}
+
+impl<'a> From<&'a RequestMeta> for WireMeta<'a> {
+    fn from(meta: &'a RequestMeta) -> Self {
+        Self::Members(meta)
+    }
+}
+
+impl Serialize for WireMeta<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Members(meta) => meta.serialize(s),
+            Self::Written(raw) => raw.serialize(s),
         }
     }
 }

@@ -38,7 +38,7 @@ pub use client::{ClientNotification, ClientRequest, ClientResult};
 pub use meta::{raw_str, to_raw, NotificationMeta, Raw, RequestMeta, RoundInput};
 pub use server::{InputRequiredResult, ServerNotification, ServerRequest, ServerResult};
 
-pub(crate) use meta::{Key, Split, WireParams};
+pub(crate) use meta::{Key, Split, WireMeta, WireParams};
 
 use crate::error::ErrorObject;
 use crate::jsonrpc::{InvalidMessage, RequestId, Response};

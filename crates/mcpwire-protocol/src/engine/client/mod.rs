@@ -208,6 +208,10 @@ struct Declaration {
     capabilities_with_tasks: Box<RawValue>,
     /// `clientInfo`.
     info: Box<RawValue>,
+    /// The whole `_meta` of a request that has nothing else in it: the three members above.
+    written: Box<RawValue>,
+    /// The same with `capabilities_with_tasks`.
+    written_with_tasks: Box<RawValue>,
 }
 
 impl Declaration {
@@ -216,12 +220,32 @@ impl Declaration {
         let declared = to_raw(&capabilities);
         let extensions = capabilities.extensions.get_or_insert_with(Default::default);
         extensions.entry(crate::types::TASKS_EXTENSION).or_insert_with(|| serde_json::json!({}));
+        let (version_text, with_tasks, info) =
+            (to_raw(version.as_str()), to_raw(&capabilities), to_raw(&settings.info_value(version)));
+        let written = |capabilities: &RawValue| {
+            to_raw(&RequestMeta {
+                protocol_version: Some(version_text.clone()),
+                client_capabilities: Some(capabilities.to_owned()),
+                client_info: Some(info.clone()),
+                ..RequestMeta::default()
+            })
+        };
         Self {
             version,
-            version_text: to_raw(version.as_str()),
+            written: written(&declared),
+            written_with_tasks: written(&with_tasks),
+            version_text,
             capabilities: declared,
-            capabilities_with_tasks: to_raw(&capabilities),
-            info: to_raw(&settings.info_value(version)),
+            capabilities_with_tasks: with_tasks,
+            info,
+        }
+    }
+
+    /// The `_meta` of a request with nothing else in it, written.
+    fn written(&self, declare_tasks: bool) -> &RawValue {
+        match declare_tasks {
+            true => &self.written_with_tasks,
+            false => &self.written,
         }
     }
 }
@@ -342,10 +366,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         let other = (!extra.is_empty()).then(|| Box::new(extra));
         let mut meta = RequestMeta { other, ..RequestMeta::default() };
         if version.is_modern() {
-            let declaration = match &mut self.declaration {
-                Some(d) if d.version == version => d,
-                slot => slot.insert(Declaration::of(&self.settings, version)),
-            };
+            let declaration = self.declaration(version);
             meta.protocol_version = Some(declaration.version_text.clone());
             meta.client_capabilities = Some(match declare_tasks {
                 true => declaration.capabilities_with_tasks.clone(),
@@ -355,6 +376,39 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
             meta.log_level = self.log_level.map(|l| to_raw(&l));
         }
         meta
+    }
+
+    /// What the requests of `version` (2026-07-28) declare, written when first needed.
+    fn declaration(&mut self, version: ProtocolVersion) -> &Declaration {
+        if self.declaration.as_ref().is_some_and(|d| d.version != version) {
+            self.declaration = None;
+        }
+        let settings = &self.settings;
+        self.declaration.get_or_insert_with(|| Declaration::of(settings, version))
+    }
+
+    /// A request of ours written: its `_meta` as `request_meta` makes it, with `token` and
+    /// `extra`. A 2026-07-28 request with nothing else in its `_meta` (most of them) gets
+    /// the declaration written once for all: the same text, with neither its three members
+    /// copied nor their keys escaped again for each request.
+    #[allow(clippy::too_many_arguments)]
+    fn write_request(
+        &mut self,
+        id: &RequestId,
+        request: &ClientRequest,
+        version: ProtocolVersion,
+        token: Option<crate::types::ProgressToken>,
+        extra: crate::types::Meta,
+        declare_tasks: bool,
+        round: &RoundInput,
+    ) -> String {
+        if version.is_modern() && token.is_none() && extra.is_empty() && self.log_level.is_none() {
+            let written = self.declaration(version).written(declare_tasks);
+            return codec::write_client_request_with_meta(id, request, written, round, version);
+        }
+        let mut meta = self.request_meta(version, extra, declare_tasks);
+        meta.progress_token = token;
+        codec::write_client_request(id, request, &meta, round, version)
     }
 
     /// The standard HTTP headers of a message of ours in `version` (2026-07-28: the version,
@@ -385,8 +439,7 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         now: Now,
     ) {
         let (id, _) = self.core.allocate(false);
-        let meta = self.request_meta(version, Default::default(), false);
-        let text = codec::write_client_request(&id, &request, &meta, &RoundInput::default(), version);
+        let text = self.write_request(&id, &request, version, None, Default::default(), false, &RoundInput::default());
         let headers = self.headers(version, request.method(), request.name());
         let written = Written { id, method: request.method().into(), text, token: None, headers };
         self.core.send(written, &options, Waiting::Handshake(step), now.instant);
@@ -814,9 +867,15 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         let (id, token) = self.core.allocate(options.progress);
         let tasks_declared = options.declare_tasks || self.settings.declares_tasks(version);
         let expect = Expect::of(request, version.era(), tasks_declared, retries);
-        let mut meta = self.request_meta(version, options.meta, options.declare_tasks);
-        meta.progress_token = token.clone();
-        let text = codec::write_client_request(&id, request, &meta, &options.round, version);
+        let text = self.write_request(
+            &id,
+            request,
+            version,
+            token.clone(),
+            options.meta,
+            options.declare_tasks,
+            &options.round,
+        );
         let send = SendOptions {
             timeout: options.timeout,
             cancel_on_timeout: true,
@@ -1012,4 +1071,51 @@ fn read_discovered(raw: &RawValue) -> Result<DiscoverResult, String> {
 /// What a request given as JSON is about, for `Mcp-Name`: its `name`, `uri` or `taskId`.
 fn target_of(params: &Value) -> Option<&str> {
     ["name", "uri", "taskId"].iter().find_map(|k| params.get(*k)).and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{meta_keys, CallToolParams, ClientCapabilities, Implementation, Meta, ProgressToken};
+
+    #[test]
+    fn a_request_with_only_the_declaration_in_its_meta_is_written_as_its_members_would_be() {
+        let settings = ClientSettings {
+            info: Implementation::new("test-client", "1"),
+            capabilities: ProtocolVersion::ALL
+                .iter()
+                .map(|v| (*v, ClientCapabilities { roots: Some(Default::default()), ..Default::default() }))
+                .collect(),
+            pinned: None,
+            accept_negotiated: false,
+            probe_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(60),
+            log_level: None,
+            max_input_rounds: 8,
+        };
+        let mut peer: ClientPeer<(), ()> = ClientPeer::new(Arc::new(settings));
+        let arguments = serde_json::json!({"text": "\"quoted\" \u{e9}"}).as_object().cloned();
+        let call = ClientRequest::CallTool(CallToolParams { name: "echo".into(), arguments, task: None });
+        let (id, round, version) = (RequestId::Number(7), RoundInput::default(), ProtocolVersion::LATEST);
+        for declare_tasks in [false, true] {
+            let written = peer.write_request(&id, &call, version, None, Meta::new(), declare_tasks, &round);
+            let members = peer.request_meta(version, Meta::new(), declare_tasks);
+            assert_eq!(written, codec::write_client_request(&id, &call, &members, &round, version));
+            let meta = &serde_json::from_str::<Value>(&written).unwrap()["params"]["_meta"];
+            assert_eq!(meta[meta_keys::CLIENT_INFO]["name"], "test-client");
+            let tasks = &meta[meta_keys::CLIENT_CAPABILITIES]["extensions"][crate::types::TASKS_EXTENSION];
+            assert_eq!(tasks.is_object(), declare_tasks, "{written}");
+        }
+        // Anything more in `_meta` is written from the members, with the declaration.
+        let token = Some(ProgressToken::Number(1));
+        let mut extra = Meta::new();
+        extra.insert("vendor/key".into(), Value::Bool(true));
+        let written = peer.write_request(&id, &call, version, token, extra, false, &round);
+        let meta = &serde_json::from_str::<Value>(&written).unwrap()["params"]["_meta"];
+        assert_eq!((&meta["progressToken"], &meta["vendor/key"]), (&Value::from(1), &Value::Bool(true)));
+        assert_eq!(meta[meta_keys::PROTOCOL_VERSION], version.as_str());
+        // A legacy request declares nothing.
+        let legacy = peer.write_request(&id, &call, ProtocolVersion::V2025_11_25, None, Meta::new(), false, &round);
+        assert!(!legacy.contains("_meta"), "{legacy}");
+    }
 }
