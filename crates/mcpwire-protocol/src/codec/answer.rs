@@ -115,10 +115,6 @@ impl ResultType {
 
 /// The member of a 2025-11-25 task's answer, as a JSON key is written.
 const TASK_KEY: &str = "\"task\"";
-/// `resultType` as a JSON key is written.
-const RESULT_TYPE_KEY: &str = "\"resultType\"";
-/// `complete` as a JSON string is written.
-const COMPLETE_TEXT: &str = "\"complete\"";
 
 /// What is looked at before a result is read: its kind, and whether it has a `task` member
 /// (a 2025-11-25 task). Every other member is skipped unread.
@@ -143,7 +139,7 @@ fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
             // A legacy result: not read twice (the text is JSON already; its members are
             // checked when it is read as its type).
             None => return Ok(Peek { result_type: None, task: None }),
-            Some(at) if plainly_complete(&text[at + RESULT_TYPE_KEY.len()..]) => {
+            Some(at) if plainly_complete(&text[at + RESULT_TYPE_FINDER.needle().len()..]) => {
                 return Ok(Peek { result_type: Some(Cow::Borrowed(COMPLETE)), task: None })
             }
             Some(_) => {}
@@ -154,8 +150,9 @@ fn peek(raw: &RawValue) -> Result<Peek<'_>, AnswerError> {
 
 /// Finds `"task"` in a result's text.
 static TASK_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(TASK_KEY));
-/// Finds `"resultType"` in a result's text.
-static RESULT_TYPE_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(RESULT_TYPE_KEY));
+/// Finds `"resultType"` (the member, as a JSON key is written) in a result's text.
+static RESULT_TYPE_FINDER: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(&format!("\"{}\"", crate::types::result_type::MEMBER)).into_owned());
 
 /// Whether a result with no escape and no `task` in its text, and `"resultType"` in it just
 /// before `rest`, says it is complete in the way every 2026-07-28 server answers most
@@ -168,8 +165,8 @@ static RESULT_TYPE_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::
 /// type (callgrind, a small `tools/call` at 2026-07-28).
 fn plainly_complete(rest: &str) -> bool {
     let Some(value) = rest.trim_start_matches(JSON_SPACE).strip_prefix(':') else { return false };
-    value.trim_start_matches(JSON_SPACE).starts_with(COMPLETE_TEXT)
-        && RESULT_TYPE_FINDER.find(rest.as_bytes()).is_none()
+    let said = value.trim_start_matches(JSON_SPACE).strip_prefix('"').and_then(|v| v.strip_prefix(COMPLETE));
+    said.is_some_and(|after| after.starts_with('"')) && RESULT_TYPE_FINDER.find(rest.as_bytes()).is_none()
 }
 
 /// JSON's whitespace.

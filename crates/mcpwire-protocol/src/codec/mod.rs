@@ -21,7 +21,7 @@ pub use shape::{
     encode_call_tool_result, is_cacheable, shape_content, shape_implementation, shape_notification_params,
     shape_result, shape_server_capabilities, shape_server_request_params, shape_task, shape_tool, ResultContext,
 };
-pub(crate) use write::write_client_request_with_meta;
+pub(crate) use write::write_client_request_with;
 pub use write::{
     write_client_notification, write_client_request, write_client_result, write_error, write_server_notification,
     write_server_request, write_server_result,

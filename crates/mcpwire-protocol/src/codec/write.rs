@@ -1,7 +1,6 @@
 //! Writing typed messages as a revision defines them.
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::shape::{self, ResultContext, ResultKind};
@@ -45,21 +44,11 @@ pub fn write_client_request(
     round: &RoundInput,
     rev: ProtocolVersion,
 ) -> String {
-    write_request_with(id, request, WireMeta::Members(meta), round, rev)
+    write_client_request_with(id, request, WireMeta::Members(meta), round, rev)
 }
 
-/// [`write_client_request`] with `_meta` written before: `meta`, an object.
-pub(crate) fn write_client_request_with_meta(
-    id: &RequestId,
-    request: &ClientRequest,
-    meta: &RawValue,
-    round: &RoundInput,
-    rev: ProtocolVersion,
-) -> String {
-    write_request_with(id, request, WireMeta::Written(meta), round, rev)
-}
-
-fn write_request_with(
+/// [`write_client_request`] with `_meta` as given: from its members, or written before.
+pub(crate) fn write_client_request_with(
     id: &RequestId,
     request: &ClientRequest,
     meta: WireMeta<'_>,

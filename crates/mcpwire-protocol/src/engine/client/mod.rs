@@ -20,7 +20,7 @@ use crate::frame::{headers, Frame, Header};
 use crate::jsonrpc::{self, InvalidMessage, RequestId, Response};
 use crate::message::{
     to_raw, ClientNotification, ClientRequest, ClientResult, Decoded, FromServer, Notified, Received, Request,
-    RequestMeta, RoundInput, ServerNotification, ServerRequest,
+    RequestMeta, RoundInput, ServerNotification, ServerRequest, WireMeta,
 };
 use crate::method::{Method, MethodName};
 use crate::revision::{Era, ProtocolVersion, Sender};
@@ -403,8 +403,8 @@ impl<W, H: Clone + Default> ClientPeer<W, H> {
         round: &RoundInput,
     ) -> String {
         if version.is_modern() && token.is_none() && extra.is_empty() && self.log_level.is_none() {
-            let written = self.declaration(version).written(declare_tasks);
-            return codec::write_client_request_with_meta(id, request, written, round, version);
+            let written = WireMeta::Written(self.declaration(version).written(declare_tasks));
+            return codec::write_client_request_with(id, request, written, round, version);
         }
         let mut meta = self.request_meta(version, extra, declare_tasks);
         meta.progress_token = token;
