@@ -8,7 +8,11 @@
 //!   answer is retried once with a mutually supported version.
 //! - **Typed calls** for every client-to-server method, decoded into the neutral types of
 //!   [`mcpwire_protocol::types`], with pagination helpers (`list_all_*`), per-call timeouts
-//!   ([`ClientSession::with_timeout`]) and progress callbacks.
+//!   ([`ClientSession::with_timeout`]) and progress callbacks. A result's `_meta` holds what
+//!   the server put there for the caller: the server's info that a 2026-07-28 server adds to
+//!   every result is the protocol's, read from `server/discover` into
+//!   [`ClientSession::server_info`], and left out (the `_meta` is `None` when nothing else
+//!   is in it). [`ClientSession::request`] returns a result as it came.
 //! - **Cancellation.** Dropping a call's future sends `notifications/cancelled`; so does a
 //!   timeout. A late answer is ignored.
 //! - **Handlers** for sampling, elicitation and roots answer legacy server requests and

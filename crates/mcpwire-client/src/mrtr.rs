@@ -65,7 +65,7 @@ impl ClientSession {
         let method = request.method();
         let mut retry = None;
         loop {
-            let asked = match self.send(Outgoing::Typed(request), retry).await?.read(method.as_str())? {
+            let asked = match self.send(Outgoing::Typed(request), retry).await?.read(method)? {
                 Step::Result(result) => return Ok(Ended::Result(result)),
                 Step::Task(created) => return Ok(Ended::Task(created)),
                 Step::Input(asked) => asked,

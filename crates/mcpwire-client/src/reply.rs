@@ -8,7 +8,6 @@
 use mcpwire_protocol::codec::answer;
 use mcpwire_protocol::engine::{InputRequest, Reply};
 use mcpwire_protocol::message::ServerResult;
-use mcpwire_protocol::mismatch;
 use mcpwire_protocol::types::{
     CallToolResult, CompleteResult, CreateTaskResult, DiscoverResult, EmptyResult, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListTasksResult, ListToolsResult, ReadResourceResult, Task,
@@ -80,11 +79,12 @@ pub(crate) enum Step<T> {
 
 impl Answered {
     /// Reads the answer to a request of `method` for a call whose result is a `T`.
-    pub(crate) fn read<T: CallResult>(self, method: &str) -> Result<Step<T>, ClientError> {
+    pub(crate) fn read<T: CallResult>(self, method: Method) -> Result<Step<T>, ClientError> {
+        let name = method.as_str();
         Ok(match self {
             Self::Engine(Reply::Complete(raw)) => Step::Result(
-                mismatch::from_str(raw.get())
-                    .map_err(|m| ClientError::decode_json(method, None, m.into_json_error()))?,
+                answer::read_result(method, raw.get())
+                    .map_err(|m| ClientError::decode_json(name, None, m.into_json_error()))?,
             ),
             Self::Engine(Reply::Task(task)) | Self::Layers(ClientReply::Task(task)) => Step::Task(task),
             Self::Engine(Reply::InputRequired(asked)) | Self::Layers(ClientReply::InputRequired(asked)) => {
@@ -92,7 +92,7 @@ impl Answered {
             }
             Self::Layers(ClientReply::Result(result)) => Step::Result(
                 T::from_server_result(result)
-                    .map_err(|_| ClientError::decode(method, "a layer answered with the result of another method"))?,
+                    .map_err(|_| ClientError::decode(name, "a layer answered with the result of another method"))?,
             ),
         })
     }

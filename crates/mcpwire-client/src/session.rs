@@ -172,7 +172,8 @@ impl ClientSession {
     }
 
     /// Who the server says it is (`serverInfo` of `initialize`, or the `_meta` of
-    /// `server/discover`).
+    /// `server/discover`). The same info in the `_meta` of a 2026-07-28 server's every result
+    /// is not kept in the typed results.
     pub fn server_info(&self) -> Option<Implementation> {
         self.shared().negotiated().server_info
     }
@@ -296,7 +297,7 @@ impl ClientSession {
     /// A typed call: the request, its result complete and read.
     pub(crate) async fn call<T: CallResult>(&self, request: &ClientRequest) -> Result<T, ClientError> {
         let method = request.method().as_str();
-        match self.send(Outgoing::Typed(request), None).await?.read(method)? {
+        match self.send(Outgoing::Typed(request), None).await?.read(request.method())? {
             Step::Result(result) => Ok(result),
             // The engine lets neither through for these requests; a layer might.
             Step::Task(_) => Err(unreadable(method, AnswerError::NotComplete(ResultType::Task))),

@@ -14,6 +14,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::own_meta;
 use crate::mismatch::{self, Mismatch};
 use crate::types::CreateTaskResult;
 
@@ -221,6 +222,19 @@ pub fn read_complete<T: DeserializeOwned>(raw: &RawValue) -> Result<T, AnswerErr
     }
 }
 
+/// Reads the text of a complete result of a request of `method` as a `T`. Its `_meta` is read
+/// without the server's info (`io.modelcontextprotocol/serverInfo`, which a 2026-07-28 server
+/// puts in every result for the protocol's sake; the client learned it from `server/discover`),
+/// and is absent when nothing else is in it; except for `initialize` and `server/discover`,
+/// whose answer that information is. [`read_server_result`] reads results the same way.
+pub fn read_result<T: DeserializeOwned>(method: crate::method::Method, text: &str) -> Result<T, Mismatch> {
+    use crate::method::Method as M;
+    match method {
+        M::Initialize | M::Discover => mismatch::from_str(text),
+        _ => own_meta::read(text),
+    }
+}
+
 /// Reads the complete result of a request of `method` sent in `version` into the
 /// [`ServerResult`](crate::message::ServerResult) of its kind: what a layer over a client's
 /// requests sees. A method with nothing in its result (`ping`, `resources/subscribe`, ...,
@@ -236,19 +250,19 @@ pub fn read_server_result(
     Ok(match method {
         M::Initialize => R::Initialize(Box::new(mismatch::from_str(text)?)),
         M::Discover => R::Discover(Box::new(mismatch::from_str(text)?)),
-        M::ListTools => R::ListTools(mismatch::from_str(text)?),
-        M::CallTool => R::CallTool(mismatch::from_str(text)?),
-        M::ListResources => R::ListResources(mismatch::from_str(text)?),
-        M::ListResourceTemplates => R::ListResourceTemplates(mismatch::from_str(text)?),
-        M::ReadResource => R::ReadResource(mismatch::from_str(text)?),
-        M::ListPrompts => R::ListPrompts(mismatch::from_str(text)?),
-        M::GetPrompt => R::GetPrompt(mismatch::from_str(text)?),
-        M::Complete => R::Complete(mismatch::from_str(text)?),
-        M::ListTasks => R::ListTasks(mismatch::from_str(text)?),
-        M::GetTask => R::Task(Box::new(mismatch::from_str(text)?)),
-        M::CancelTask if !version.is_modern() => R::Task(Box::new(mismatch::from_str(text)?)),
-        M::TaskResult => R::TaskPayload(mismatch::from_str(text)?),
-        _ => R::Empty(mismatch::from_str(text)?),
+        M::ListTools => R::ListTools(own_meta::read(text)?),
+        M::CallTool => R::CallTool(own_meta::read(text)?),
+        M::ListResources => R::ListResources(own_meta::read(text)?),
+        M::ListResourceTemplates => R::ListResourceTemplates(own_meta::read(text)?),
+        M::ReadResource => R::ReadResource(own_meta::read(text)?),
+        M::ListPrompts => R::ListPrompts(own_meta::read(text)?),
+        M::GetPrompt => R::GetPrompt(own_meta::read(text)?),
+        M::Complete => R::Complete(own_meta::read(text)?),
+        M::ListTasks => R::ListTasks(own_meta::read(text)?),
+        M::GetTask => R::Task(Box::new(own_meta::read(text)?)),
+        M::CancelTask if !version.is_modern() => R::Task(Box::new(own_meta::read(text)?)),
+        M::TaskResult => R::TaskPayload(own_meta::read(text)?),
+        _ => R::Empty(own_meta::read(text)?),
     })
 }
 

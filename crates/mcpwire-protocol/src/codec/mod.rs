@@ -11,6 +11,7 @@
 
 pub mod answer;
 mod client_capabilities;
+mod own_meta;
 mod read;
 mod shape;
 mod write;

@@ -1,7 +1,10 @@
 //! Shaping neutral JSON for one revision: what it lacks is dropped or turned into what it has,
 //! what it requires is added.
 
+use std::cell::RefCell;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, RequestId};
@@ -465,7 +468,7 @@ impl Serialize for ResultMeta<'_> {
             Self::Given(meta) => meta.serialize(serializer),
             Self::ServerInfo(info) => {
                 let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry(meta_keys::SERVER_INFO, info)?;
+                with_info_text(info, |info| map.serialize_entry(meta_keys::SERVER_INFO, &info))?;
                 map.end()
             }
             Self::Merged(meta, info) => {
@@ -475,12 +478,48 @@ impl Serialize for ResultMeta<'_> {
                     map.serialize_entry(key, value)?;
                 }
                 if let Some(info) = info {
-                    map.serialize_entry(meta_keys::SERVER_INFO, info)?;
+                    with_info_text(info, |info| map.serialize_entry(meta_keys::SERVER_INFO, &info))?;
                 }
                 map.end()
             }
         }
     }
+}
+
+/// The server's info as it is written: its JSON text, or itself when that could not be made.
+enum InfoText<'a> {
+    Text(&'a RawValue),
+    Value(&'a Implementation),
+}
+
+impl Serialize for InfoText<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(text) => text.serialize(serializer),
+            Self::Value(info) => info.serialize(serializer),
+        }
+    }
+}
+
+thread_local! {
+    /// The last server info written on this thread, and its text.
+    static INFO_TEXT: RefCell<Option<(Implementation, Box<RawValue>)>> = const { RefCell::new(None) };
+}
+
+/// Calls `write` with the text of `info`, written once per value on each thread: every
+/// 2026-07-28 result carries the server's info, the same on every result, and writing it
+/// again each time cost about 2,000 instructions a result (against a comparison of its
+/// strings). A memo of a pure function, so a cache per thread is never stale.
+fn with_info_text<R>(info: &Implementation, write: impl FnOnce(InfoText<'_>) -> R) -> R {
+    INFO_TEXT.with_borrow_mut(|last| {
+        if last.as_ref().is_none_or(|(kept, _)| kept != info) {
+            *last = serde_json::value::to_raw_value(info).ok().map(|text| (info.clone(), text));
+        }
+        match last {
+            Some((_, text)) => write(InfoText::Text(text)),
+            None => write(InfoText::Value(info)),
+        }
+    })
 }
 
 /// Shapes the params of a notification the server sends, in place.
@@ -622,6 +661,21 @@ mod tests {
                     assert_eq!(encode_call_tool_result(&id, &result, rev, &ctx), expected, "{rev} {value}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn each_server_info_is_written_as_itself_when_several_alternate_on_one_thread() {
+        let a = Implementation::new("a", "1");
+        let mut b = Implementation::new("a", "1");
+        b.title = Some("B".into());
+        let result = CallToolResult::text("x");
+        let id = RequestId::Number(1);
+        for info in [&a, &b, &a, &a, &b] {
+            let ctx = ResultContext { server_info: Some(info), cache: CacheHint::default() };
+            let written: Value =
+                serde_json::from_str(&encode_call_tool_result(&id, &result, V::V2026_07_28, &ctx)).unwrap();
+            assert_eq!(written["result"]["_meta"][meta_keys::SERVER_INFO], serde_json::to_value(info).unwrap());
         }
     }
 

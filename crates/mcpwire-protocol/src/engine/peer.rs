@@ -280,7 +280,9 @@ pub(crate) struct Core<W, H, S, Q = Fifo<Transmit, 2>> {
     /// engines serving one session (instances of one deployment) never make the same id.
     id_prefix: Option<std::sync::Arc<str>>,
     next_token: i64,
-    pending: HashMap<RequestId, Pending<W>>,
+    /// Keyed by ids this engine made, so hashed with a fast hasher: SipHash's resistance to
+    /// chosen keys is for maps a peer fills (`serving`), and cost two hashes a request.
+    pending: HashMap<RequestId, Pending<W>, foldhash::fast::RandomState>,
     /// When to look for requests of ours past their deadline: never later than the earliest
     /// deadline pending, and left in place when a request is answered (finding it again
     /// would walk every request pending after every answer, and would move the driver's
@@ -297,7 +299,7 @@ impl<W, H, S, Q: TransmitQueue> Default for Core<W, H, S, Q> {
             next_id: 0,
             id_prefix: None,
             next_token: 1,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             wake_at: None,
             serving: HashMap::new(),
             transmits: Q::default(),

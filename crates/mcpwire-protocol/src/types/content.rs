@@ -1,10 +1,17 @@
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
 use super::{Annotations, Icon, Meta};
+use crate::message::Key;
 
 /// A piece of content in a tool result, a prompt message or a sampling message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read by its `type`; see [`Kind`] for how.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// Plain text.
@@ -22,6 +29,81 @@ pub enum ContentBlock {
     ToolUse(ToolUseContent),
     /// The result of a tool call, given back to a model (sampling with tools, 2025-11-25+).
     ToolResult(ToolResultContent),
+}
+
+/// The `type` of a content block, as each variant of [`ContentBlock`] is named.
+///
+/// A block is read by hand rather than by serde's reader of internally tagged enums, which
+/// takes every member into a buffer of its own before it looks at the tag. A writer usually
+/// puts `type` first (serde does), and then the block's own members are read straight from
+/// the input after it; a block whose `type` comes later is read into a value first, then
+/// read the same way.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Text,
+    Image,
+    Audio,
+    ResourceLink,
+    #[serde(rename = "resource")]
+    EmbeddedResource,
+    ToolUse,
+    ToolResult,
+}
+
+/// The member that names a block's kind.
+const TYPE: &str = "type";
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(BlockVisitor)
+    }
+}
+
+struct BlockVisitor;
+
+impl BlockVisitor {
+    /// Reads the rest of a block, its kind read.
+    fn read<'de, A: MapAccess<'de>>(kind: Kind, rest: A) -> Result<ContentBlock, A::Error> {
+        let rest = MapAccessDeserializer::new(rest);
+        Ok(match kind {
+            Kind::Text => ContentBlock::Text(Deserialize::deserialize(rest)?),
+            Kind::Image => ContentBlock::Image(Deserialize::deserialize(rest)?),
+            Kind::Audio => ContentBlock::Audio(Deserialize::deserialize(rest)?),
+            Kind::ResourceLink => ContentBlock::ResourceLink(Deserialize::deserialize(rest)?),
+            Kind::EmbeddedResource => ContentBlock::EmbeddedResource(Deserialize::deserialize(rest)?),
+            Kind::ToolUse => ContentBlock::ToolUse(Deserialize::deserialize(rest)?),
+            Kind::ToolResult => ContentBlock::ToolResult(Deserialize::deserialize(rest)?),
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        let Some(Key(first)) = map.next_key::<Key<'de>>()? else {
+            return Err(de::Error::missing_field(TYPE));
+        };
+        if first == TYPE {
+            let kind = map.next_value::<Kind>()?;
+            return Self::read(kind, map);
+        }
+        // `type` later: every member into a value, then read with `type` first.
+        let mut members = Map::new();
+        members.insert(first.into_owned(), map.next_value()?);
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            members.insert(key.into_owned(), map.next_value()?);
+        }
+        let kind = members.remove(TYPE).ok_or_else(|| de::Error::missing_field(TYPE))?;
+        let kind = Kind::deserialize(kind).map_err(de::Error::custom)?;
+        let members = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(members.into_iter());
+        Self::read(kind, members).map_err(de::Error::custom)
+    }
 }
 
 impl ContentBlock {
@@ -216,6 +298,64 @@ impl ResourceContents {
             text: None,
             blob: Some(base64.into()),
             meta: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn both(text: &str) -> (Result<ContentBlock, String>, Result<ContentBlock, String>) {
+        let from_text = serde_json::from_str::<ContentBlock>(text).map_err(|e| e.to_string());
+        let value: Value = serde_json::from_str(text).unwrap();
+        (from_text, ContentBlock::deserialize(value).map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn a_block_reads_by_its_type_wherever_the_type_is() {
+        let text = ContentBlock::text("hi");
+        for written in [
+            r#"{"type":"text","text":"hi"}"#,
+            r#"{"text":"hi","type":"text"}"#,
+            r#"{"text":"hi","extra":[1,{"a":2}],"type":"text"}"#,
+        ] {
+            let (a, b) = both(written);
+            assert_eq!(a.as_ref(), Ok(&text), "{written}");
+            assert_eq!(b.as_ref(), Ok(&text), "{written}");
+        }
+        let image = json!({"data": "AA==", "_meta": {"k": 1}, "mimeType": "image/png", "type": "image"});
+        let ContentBlock::Image(i) = ContentBlock::deserialize(image).unwrap() else { panic!("an image") };
+        assert_eq!((i.mime_type.as_str(), i.meta.unwrap()["k"].clone()), ("image/png", json!(1)));
+        let link = r#"{"type":"resource_link","uri":"file:///a","name":"a"}"#;
+        assert!(matches!(both(link).0, Ok(ContentBlock::ResourceLink(_))));
+        let embedded = r#"{"resource":{"uri":"file:///a","text":"x"},"type":"resource"}"#;
+        assert!(matches!(
+            both(embedded),
+            (Ok(ContentBlock::EmbeddedResource(_)), Ok(ContentBlock::EmbeddedResource(_)))
+        ));
+        // Written as it was read.
+        assert_eq!(serde_json::to_string(&text).unwrap(), r#"{"type":"text","text":"hi"}"#);
+    }
+
+    #[test]
+    fn a_block_without_a_known_type_or_its_members_is_refused_with_what_is_wrong() {
+        let unknown = "unknown variant `video`, expected one of `text`, `image`, `audio`, `resource_link`, `resource`, `tool_use`, `tool_result`";
+        for (written, says) in [
+            (r#"{"text":"hi"}"#, "missing field `type`"),
+            ("{}", "missing field `type`"),
+            (r#"{"type":"video","text":"hi"}"#, unknown),
+            (r#"{"text":"hi","type":"video"}"#, unknown),
+            (r#"{"type":"text"}"#, "missing field `text`"),
+            (r#"{"type":"text","text":3}"#, "invalid type: integer `3`, expected a string"),
+            (r#"{"text":3,"type":"text"}"#, "invalid type: integer `3`, expected a string"),
+            (r#""text""#, "invalid type: string \"text\", expected a content block"),
+        ] {
+            let (a, b) = both(written);
+            for said in [a.unwrap_err(), b.unwrap_err()] {
+                assert!(said.starts_with(says), "{written}: {said}");
+            }
         }
     }
 }

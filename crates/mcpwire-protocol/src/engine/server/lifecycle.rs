@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Offer, Scope, ServerPeer, Session};
+use super::{declaration, Offer, Scope, ServerPeer, Session};
 use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::message::{raw_str, ClientRequest, RequestMeta, ServerResult};
 use crate::method::Method;
@@ -14,6 +14,14 @@ use crate::revision::ProtocolVersion;
 use crate::types::{
     meta_keys, ClientCapabilities, DiscoverResult, Implementation, InitializeResult, JsonObject, LoggingLevel,
 };
+
+fn bad_capabilities(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("bad clientCapabilities: {e}"))
+}
+
+fn bad_client_info(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("bad clientInfo: {e}"))
+}
 
 fn supported_modern() -> Vec<&'static str> {
     ProtocolVersion::ALL.iter().filter(|v| v.is_modern()).map(|v| v.as_str()).collect()
@@ -63,21 +71,24 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, format!("unsupported protocol version {requested:?}"))
                 .with_data(json!({"supported": supported_modern(), "requested": sent}))
         })?;
-        let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities.get())
-            .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
-        let client_info = meta
-            .client_info
-            .as_ref()
-            .map(|raw| serde_json::from_str::<Implementation>(raw.get()))
-            .transpose()
-            .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
         // A listen stream keeps its scope for as long as it lasts: shared with its likes. (Other
-        // requests keep it for their call only.)
+        // requests keep it for their call only, read once per text on this thread.)
         let (capabilities, client_info) = if method.known() == Some(Method::Listen) {
+            let capabilities =
+                serde_json::from_str::<ClientCapabilities>(capabilities.get()).map_err(bad_capabilities)?;
+            let client_info = meta
+                .client_info
+                .as_ref()
+                .map(|raw| serde_json::from_str::<Implementation>(raw.get()))
+                .transpose()
+                .map_err(bad_client_info)?;
             let declared = &self.settings.declared;
             (declared.capabilities(capabilities), client_info.map(|i| declared.client_info(i)))
         } else {
-            (Arc::new(capabilities), client_info.map(Arc::new))
+            let capabilities = declaration::capabilities(capabilities).map_err(bad_capabilities)?;
+            let client_info =
+                meta.client_info.as_deref().map(declaration::client_info).transpose().map_err(bad_client_info)?;
+            (capabilities, client_info)
         };
         Ok(Scope { revision, capabilities, client_info })
     }

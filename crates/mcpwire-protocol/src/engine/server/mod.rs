@@ -14,6 +14,7 @@
 //! - `outgoing`: progress, log messages, notifications and requests the server sends itself.
 
 mod batch;
+mod declaration;
 mod dispatch;
 mod lifecycle;
 mod listen;
