@@ -272,6 +272,10 @@ impl TransmitQueue for LeanFifo<Transmit, 2> {
     }
 }
 
+/// How many requests of ours in flight the table of them keeps room for once they are all
+/// answered.
+const PENDING_KEPT: usize = 16;
+
 /// The machinery both roles share, generic over what waits for a request of ours (`W`) and
 /// the application's handle on a request of the peer's (`H`).
 pub(crate) struct Core<W, H, S, Q = Fifo<Transmit, 2>> {
@@ -406,7 +410,9 @@ impl<W, H: Clone, S, Q: TransmitQueue> Core<W, H, S, Q> {
         outcome: Result<Box<RawValue>, Failure>,
     ) -> Option<(MethodName, W, Result<Box<RawValue>, Failure>)> {
         let pending = self.pending.remove(id)?;
-        if self.pending.is_empty() {
+        // Memory held after a burst is given back, but a small table is kept: a client with
+        // one request at a time would otherwise allocate and free it on every request.
+        if self.pending.is_empty() && self.pending.capacity() > PENDING_KEPT {
             self.pending.shrink_to_fit();
         }
         Some((pending.method, pending.waiter, outcome))
@@ -493,5 +499,42 @@ impl<W, H: Clone, S, Q: TransmitQueue> Core<W, H, S, Q> {
     /// Writes a notification of ours with its HTTP headers.
     pub(crate) fn notify_with(&mut self, method: MethodName, text: String, headers: Vec<(Header, String)>) {
         self.transmit(None, Frame { text, kind: FrameKind::Notification { method }, headers });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send(core: &mut Core<(), (), ()>, n: i64) {
+        let id = RequestId::Number(n);
+        let written =
+            Written { id, method: Method::Ping.into(), text: String::new(), token: None, headers: Vec::new() };
+        core.send(written, &SendOptions::default(), (), Instant::now());
+    }
+
+    fn answer(core: &mut Core<(), (), ()>, n: i64) {
+        assert!(core.complete(&RequestId::Number(n), Err(Failure::Closed)).is_some());
+    }
+
+    #[test]
+    fn the_table_of_requests_in_flight_keeps_a_small_buffer_and_gives_back_a_large_one() {
+        let mut core = Core::<(), (), ()>::default();
+        send(&mut core, 1);
+        answer(&mut core, 1);
+        let kept = core.pending.capacity();
+        assert!(kept > 0, "one request at a time: the table stays");
+        send(&mut core, 2);
+        answer(&mut core, 2);
+        assert_eq!(core.pending.capacity(), kept);
+
+        for n in 10..200 {
+            send(&mut core, n);
+        }
+        assert!(core.pending.capacity() > PENDING_KEPT);
+        for n in 10..200 {
+            answer(&mut core, n);
+        }
+        assert_eq!(core.pending.capacity(), 0, "after a burst the table is given back");
     }
 }
