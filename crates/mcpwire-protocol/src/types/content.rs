@@ -10,7 +10,8 @@ use crate::message::Key;
 
 /// A piece of content in a tool result, a prompt message or a sampling message.
 ///
-/// Read by its `type`; see [`Kind`] for how.
+/// Read by its `type` member: when `type` comes first, as writers usually put it, the block's
+/// own members are read straight from the input after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
