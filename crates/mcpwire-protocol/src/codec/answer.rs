@@ -248,21 +248,21 @@ pub fn read_server_result(
     use crate::method::Method as M;
     let text = raw.get();
     Ok(match method {
-        M::Initialize => R::Initialize(Box::new(mismatch::from_str(text)?)),
-        M::Discover => R::Discover(Box::new(mismatch::from_str(text)?)),
-        M::ListTools => R::ListTools(own_meta::read(text)?),
-        M::CallTool => R::CallTool(own_meta::read(text)?),
-        M::ListResources => R::ListResources(own_meta::read(text)?),
-        M::ListResourceTemplates => R::ListResourceTemplates(own_meta::read(text)?),
-        M::ReadResource => R::ReadResource(own_meta::read(text)?),
-        M::ListPrompts => R::ListPrompts(own_meta::read(text)?),
-        M::GetPrompt => R::GetPrompt(own_meta::read(text)?),
-        M::Complete => R::Complete(own_meta::read(text)?),
-        M::ListTasks => R::ListTasks(own_meta::read(text)?),
-        M::GetTask => R::Task(Box::new(own_meta::read(text)?)),
-        M::CancelTask if !version.is_modern() => R::Task(Box::new(own_meta::read(text)?)),
-        M::TaskResult => R::TaskPayload(own_meta::read(text)?),
-        _ => R::Empty(own_meta::read(text)?),
+        M::Initialize => R::Initialize(Box::new(read_result(method, text)?)),
+        M::Discover => R::Discover(Box::new(read_result(method, text)?)),
+        M::ListTools => R::ListTools(read_result(method, text)?),
+        M::CallTool => R::CallTool(read_result(method, text)?),
+        M::ListResources => R::ListResources(read_result(method, text)?),
+        M::ListResourceTemplates => R::ListResourceTemplates(read_result(method, text)?),
+        M::ReadResource => R::ReadResource(read_result(method, text)?),
+        M::ListPrompts => R::ListPrompts(read_result(method, text)?),
+        M::GetPrompt => R::GetPrompt(read_result(method, text)?),
+        M::Complete => R::Complete(read_result(method, text)?),
+        M::ListTasks => R::ListTasks(read_result(method, text)?),
+        M::GetTask => R::Task(Box::new(read_result(method, text)?)),
+        M::CancelTask if !version.is_modern() => R::Task(Box::new(read_result(method, text)?)),
+        M::TaskResult => R::TaskPayload(read_result(method, text)?),
+        _ => R::Empty(read_result(method, text)?),
     })
 }
 

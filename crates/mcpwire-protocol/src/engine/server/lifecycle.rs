@@ -11,17 +11,7 @@ use crate::error::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::message::{raw_str, ClientRequest, RequestMeta, ServerResult};
 use crate::method::Method;
 use crate::revision::ProtocolVersion;
-use crate::types::{
-    meta_keys, ClientCapabilities, DiscoverResult, Implementation, InitializeResult, JsonObject, LoggingLevel,
-};
-
-fn bad_capabilities(e: serde_json::Error) -> ErrorObject {
-    ErrorObject::invalid_params(format!("bad clientCapabilities: {e}"))
-}
-
-fn bad_client_info(e: serde_json::Error) -> ErrorObject {
-    ErrorObject::invalid_params(format!("bad clientInfo: {e}"))
-}
+use crate::types::{meta_keys, DiscoverResult, InitializeResult, JsonObject, LoggingLevel};
 
 fn supported_modern() -> Vec<&'static str> {
     ProtocolVersion::ALL.iter().filter(|v| v.is_modern()).map(|v| v.as_str()).collect()
@@ -71,23 +61,23 @@ impl<W, H: Clone + Default> ServerPeer<W, H> {
             ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, format!("unsupported protocol version {requested:?}"))
                 .with_data(json!({"supported": supported_modern(), "requested": sent}))
         })?;
-        // A listen stream keeps its scope for as long as it lasts: shared with its likes. (Other
-        // requests keep it for their call only, read once per text on this thread.)
+        let capabilities = declaration::capabilities(capabilities)
+            .map_err(|e| ErrorObject::invalid_params(format!("bad clientCapabilities: {e}")))?;
+        let client_info = meta
+            .client_info
+            .as_deref()
+            .map(declaration::client_info)
+            .transpose()
+            .map_err(|e| ErrorObject::invalid_params(format!("bad clientInfo: {e}")))?;
+        // A listen stream keeps its scope for as long as it lasts: shared with its likes on
+        // every thread. (Other requests keep it for their call only.)
         let (capabilities, client_info) = if method.known() == Some(Method::Listen) {
-            let capabilities =
-                serde_json::from_str::<ClientCapabilities>(capabilities.get()).map_err(bad_capabilities)?;
-            let client_info = meta
-                .client_info
-                .as_ref()
-                .map(|raw| serde_json::from_str::<Implementation>(raw.get()))
-                .transpose()
-                .map_err(bad_client_info)?;
             let declared = &self.settings.declared;
-            (declared.capabilities(capabilities), client_info.map(|i| declared.client_info(i)))
+            (
+                declared.capabilities(Arc::unwrap_or_clone(capabilities)),
+                client_info.map(|i| declared.client_info(Arc::unwrap_or_clone(i))),
+            )
         } else {
-            let capabilities = declaration::capabilities(capabilities).map_err(bad_capabilities)?;
-            let client_info =
-                meta.client_info.as_deref().map(declaration::client_info).transpose().map_err(bad_client_info)?;
             (capabilities, client_info)
         };
         Ok(Scope { revision, capabilities, client_info })
