@@ -38,33 +38,31 @@ impl Durations {
     /// A measurement of `request` begun now.
     pub(crate) fn start(&self, request: &ClientRequest, revision: ProtocolVersion) -> Measurement {
         let target = telemetry::target(request).map(|(attribute, name)| (attribute, name.to_owned()));
-        Measurement { durations: self.clone(), started: Instant::now(), method: request.method(), revision, target }
+        Measurement { started: Instant::now(), method: request.method(), revision, target }
     }
-}
 
-/// One request being measured.
-pub(crate) struct Measurement {
-    durations: Durations,
-    started: Instant,
-    method: Method,
-    revision: ProtocolVersion,
-    target: Option<(&'static str, String)>,
-}
-
-impl Measurement {
-    /// Records the request's duration, with its `error.type` if it failed.
-    pub(crate) fn finish(self, error: Option<&str>) {
+    /// Records the duration of `measurement`, with its `error.type` if it failed.
+    pub(crate) fn finish(&self, measurement: Measurement, error: Option<&str>) {
+        let Measurement { started, method, revision, target } = measurement;
         // On the stack, not the heap: with no meter provider set (the usual case) the
         // histogram drops them unread, once per request.
         let mut attributes: SmallVec<[KeyValue; 4]> = SmallVec::new();
-        attributes.push(KeyValue::new(METHOD_NAME, self.method.as_str()));
-        attributes.push(KeyValue::new(PROTOCOL_VERSION, self.revision.as_str()));
-        if let Some((key, value)) = self.target {
+        attributes.push(KeyValue::new(METHOD_NAME, method.as_str()));
+        attributes.push(KeyValue::new(PROTOCOL_VERSION, revision.as_str()));
+        if let Some((key, value)) = target {
             attributes.push(KeyValue::new(key, value));
         }
         if let Some(error) = error {
             attributes.push(KeyValue::new(ERROR_TYPE, error.to_owned()));
         }
-        self.durations.0.record(self.started.elapsed().as_secs_f64(), &attributes);
+        self.0.record(started.elapsed().as_secs_f64(), &attributes);
     }
+}
+
+/// One request being measured.
+pub(crate) struct Measurement {
+    started: Instant,
+    method: Method,
+    revision: ProtocolVersion,
+    target: Option<(&'static str, String)>,
 }

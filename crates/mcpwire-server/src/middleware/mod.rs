@@ -51,7 +51,7 @@ pub use rate_limit::{RateLimit, RateLimitLayer, RATE_LIMITED};
 pub use request::McpRequest;
 pub use response::McpResponse;
 pub use result_size::{ResultSize, ResultSizeLayer};
-pub(crate) use stack::{serve, Layers};
+pub(crate) use stack::{serve, Layers, Middleware};
 pub use timeout::{Timeout, TimeoutLayer};
 pub use trace::{Tracing, TracingLayer};
 pub use visibility::{Item, Visibility, VisibilityLayer};

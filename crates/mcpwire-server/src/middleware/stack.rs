@@ -1,6 +1,7 @@
 //! The stack of layers around the handlers, built once with the server, and the way a
 //! request goes through it.
 
+use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -13,7 +14,9 @@ use mcpwire_protocol::message::{ClientRequest, ServerResult};
 use mcpwire_protocol::types::CallToolResult;
 use mcpwire_protocol::ErrorObject;
 use tower::{Layer, Service};
+use tracing::Instrument;
 
+use super::trace::{self, TracingLayer};
 use super::{BoxError, McpRequest, McpResponse, Stack};
 use crate::answer::Answer;
 use crate::context::Context;
@@ -24,9 +27,39 @@ use crate::server::Server;
 /// One layer as the builder keeps it: what wraps the stack built so far.
 type Wrap = Arc<dyn Fn(Stack) -> Stack + Send + Sync>;
 
-/// The layers given to the builder, innermost first.
+/// The layers added to a server's builder, in order (the last one outermost).
 #[derive(Clone, Default)]
-pub(crate) struct Layers(Vec<Wrap>);
+pub(crate) struct Layers(Vec<Entry>);
+
+/// One layer added to a server's builder.
+#[derive(Clone)]
+enum Entry {
+    /// A [`TracingLayer`]: the server runs it itself when it is outermost (see [`serve`]).
+    Tracing(TracingLayer),
+    /// Any other layer, as the way to wrap the stack inside it.
+    Wrap(Wrap),
+}
+
+impl Entry {
+    fn wrap(&self, inner: Stack) -> Stack {
+        match self {
+            Self::Tracing(layer) => Stack::new(layer.layer(inner)),
+            Self::Wrap(wrap) => wrap(inner),
+        }
+    }
+}
+
+/// The middleware of a server, built once with it.
+#[derive(Debug, Default)]
+pub(crate) struct Middleware {
+    /// The layers around the handlers; `None` without layers (or with a [`TracingLayer`]
+    /// alone).
+    stack: Option<Stack>,
+    /// The outermost layer when it is a [`TracingLayer`]: run by the server itself, around
+    /// the stack inside it, instead of as one more boxed service and future (the span, the
+    /// attributes and the histogram are the same).
+    traced: Option<TracingLayer>,
+}
 
 impl Layers {
     /// Adds `layer` around the ones before.
@@ -37,16 +70,25 @@ impl Layers {
         <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as Service<McpRequest>>::Future: Send + 'static,
     {
-        self.0.push(Arc::new(move |inner| Stack::new(layer.layer(inner))));
+        let entry = match (&layer as &dyn Any).downcast_ref::<TracingLayer>() {
+            Some(tracing) => Entry::Tracing(tracing.clone()),
+            None => Entry::Wrap(Arc::new(move |inner| Stack::new(layer.layer(inner)))),
+        };
+        self.0.push(entry);
     }
 
-    /// The stack: the handlers inside every layer; `None` without layers (requests are then
-    /// served directly).
-    pub(crate) fn build(&self) -> Option<Stack> {
-        if self.0.is_empty() {
-            return None;
-        }
-        Some(self.0.iter().fold(Stack::new(Handlers), |stack, wrap| wrap(stack)))
+    /// The middleware: the handlers inside every layer, the outermost [`TracingLayer`] kept
+    /// out of the stack; no stack if that leaves no layer (requests are then served directly).
+    pub(crate) fn build(&self) -> Middleware {
+        let (traced, inner) = match self.0.split_last() {
+            Some((Entry::Tracing(layer), inner)) => (Some(layer.clone()), inner),
+            _ => (None, &self.0[..]),
+        };
+        let stack = match inner.is_empty() {
+            true => None,
+            false => Some(inner.iter().fold(Stack::new(Handlers), |stack, entry| entry.wrap(stack))),
+        };
+        Middleware { stack, traced }
     }
 }
 
@@ -94,18 +136,50 @@ async fn handle(server: &Server, request: &mut ClientRequest, ctx: &Context, kee
     }
 }
 
-/// Serves one request: through the server's layers if it has any, else directly.
+/// Serves one request: through the stack of layers if there is one, in the span of the
+/// outermost [`TracingLayer`] if that is what it is.
 pub(crate) async fn serve(server: &Server, served: &mut ServedRequest, ctx: &Context) -> Answer {
-    match &server.inner.stack {
-        None => handle(server, &mut served.request, ctx, ctx.has_round()).await,
-        Some(stack) => through(stack, server, served, ctx).await,
-    }
+    let middleware = &server.inner.middleware;
+    let Some(layer) = &middleware.traced else {
+        return match &middleware.stack {
+            None => handle(server, &mut served.request, ctx, ctx.has_round()).await,
+            Some(stack) => through(stack, server, served, ctx, false).await.0,
+        };
+    };
+    let traced = layer.begin(&served.request, &served.meta, ctx);
+    let work = async {
+        match &middleware.stack {
+            None => {
+                // A refusal is seen as the layers see it, as its JSON-RPC error.
+                let answer = match handle(server, &mut served.request, ctx, ctx.has_round()).await {
+                    Answer::Refused(refusal) => Answer::Error(refusal.into_error(ctx.revision())),
+                    answer => answer,
+                };
+                let error = trace::outcome_error_type(answer.error(), answer.is_error());
+                (answer, error)
+            }
+            Some(stack) => through(stack, server, served, ctx, true).await,
+        }
+    };
+    // Without a subscriber that wants the span, nothing is entered.
+    let (answer, error) = match traced.span.is_disabled() {
+        true => work.await,
+        false => work.instrument(traced.span.clone()).await,
+    };
+    layer.finish(traced, error.as_deref());
+    answer
 }
 
-/// Serves one request through `stack`. The request is moved into it, except that a
-/// multi-round request is copied: its answer is fingerprinted with the request as the
-/// client sent it.
-async fn through(stack: &Stack, server: &Server, served: &mut ServedRequest, ctx: &Context) -> Answer {
+/// `served` through `stack`: the answer and, if `traced`, the `error.type` of what the stack
+/// answered (as a [`TracingLayer`] around the stack records it; `None` when a layer
+/// panicked, whose future is then dropped).
+async fn through(
+    stack: &Stack,
+    server: &Server,
+    served: &mut ServedRequest,
+    ctx: &Context,
+    traced: bool,
+) -> (Answer, Option<String>) {
     let subject = Subject::of(&served.request).into_owned();
     let message = match ctx.has_round() {
         true => served.request.clone(),
@@ -115,9 +189,15 @@ async fn through(stack: &Stack, server: &Server, served: &mut ServedRequest, ctx
         McpRequest { message, meta: std::mem::take(&mut served.meta), context: ctx.clone(), server: server.clone() };
     // Called inside the unwind guard: a layer may panic in `call` as well as in its future.
     match AssertUnwindSafe(async { stack.oneshot(request).await }).catch_unwind().await {
-        Ok(Ok(response)) => response.into(),
-        Ok(Err(error)) => failed(&subject, &*error),
-        Err(payload) => subject.panicked(Culprit::Middleware, &*payload),
+        Ok(outcome) => {
+            let error = if traced { trace::error_type(&outcome) } else { None };
+            let answer = match outcome {
+                Ok(response) => response.into(),
+                Err(error) => failed(&subject, &*error),
+            };
+            (answer, error)
+        }
+        Err(payload) => (subject.panicked(Culprit::Middleware, &*payload), None),
     }
 }
 

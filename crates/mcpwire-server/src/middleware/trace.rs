@@ -4,14 +4,19 @@
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
-use mcpwire_protocol::message::ClientRequest;
+use mcpwire_protocol::message::{ClientRequest, RequestMeta};
 use mcpwire_protocol::telemetry::{self, SpanName, ERROR_TYPE, EXECUTE_TOOL, OPERATION_NAME, TOOL_ERROR};
-use mcpwire_protocol::Method;
+use mcpwire_protocol::{ErrorObject, Method};
 use tower::{Layer, Service};
 use tracing::field::Empty;
 use tracing::Instrument;
 
+#[cfg(feature = "opentelemetry")]
+use super::metrics::{Durations, Measurement};
 use super::{BoxError, McpRequest, McpResponse};
+use crate::context::Context;
+#[cfg(not(feature = "opentelemetry"))]
+use unmeasured::{Durations, Measurement};
 
 /// Runs each request in a `tracing` span named `mcp.server.request` at `info` level, target
 /// `mcpwire::server`, with the attributes of the OpenTelemetry semantic conventions for MCP
@@ -32,7 +37,11 @@ use super::{BoxError, McpRequest, McpResponse};
 /// | `otel.status_code` | `ERROR` when `error.type` is set |
 ///
 /// The handler runs inside the span: its own spans and events are its children. Put the
-/// layer outermost (added last) to time everything the other layers do too.
+/// layer outermost (added last) to time everything the other layers do too. Added last to a
+/// server's builder ([`ServerBuilder::layer`](crate::ServerBuilder::layer)), it costs less:
+/// the server runs it itself around the layers inside it, with no boxed service or future of
+/// its own, and enters the span only if a subscriber records it. The spans and durations are
+/// the same; the log line of a layer's failure is then inside the span too.
 ///
 /// With the `opentelemetry` feature, and `tracing-opentelemetry` in the subscriber, the span
 /// continues the caller's trace: a valid W3C `traceparent` in the request's `_meta` (with
@@ -44,17 +53,24 @@ use super::{BoxError, McpRequest, McpResponse};
 /// as set when the layer is made.
 #[derive(Debug, Clone)]
 pub struct TracingLayer {
-    #[cfg(feature = "opentelemetry")]
-    durations: super::metrics::Durations,
+    durations: Durations,
 }
 
 impl TracingLayer {
     /// The layer.
     pub fn new() -> Self {
-        Self {
-            #[cfg(feature = "opentelemetry")]
-            durations: super::metrics::Durations::server(),
-        }
+        Self { durations: Durations::server() }
+    }
+
+    /// What [`Tracing`] does before it calls its inner service, for the server that runs
+    /// this layer itself (see `middleware::stack`).
+    pub(crate) fn begin(&self, message: &ClientRequest, meta: &RequestMeta, ctx: &Context) -> Traced {
+        Traced::begin(&self.durations, message, meta, ctx)
+    }
+
+    /// What [`Tracing`] does when its inner service has answered.
+    pub(crate) fn finish(&self, traced: Traced, error: Option<&str>) {
+        traced.finish(&self.durations, error);
     }
 }
 
@@ -68,11 +84,7 @@ impl<S> Layer<S> for TracingLayer {
     type Service = Tracing<S>;
 
     fn layer(&self, inner: S) -> Tracing<S> {
-        Tracing {
-            inner,
-            #[cfg(feature = "opentelemetry")]
-            durations: self.durations.clone(),
-        }
+        Tracing { inner, durations: self.durations.clone() }
     }
 }
 
@@ -80,8 +92,7 @@ impl<S> Layer<S> for TracingLayer {
 #[derive(Debug, Clone)]
 pub struct Tracing<S> {
     inner: S,
-    #[cfg(feature = "opentelemetry")]
-    durations: super::metrics::Durations,
+    durations: Durations,
 }
 
 impl<S> Service<McpRequest> for Tracing<S>
@@ -99,29 +110,16 @@ where
     }
 
     fn call(&mut self, request: McpRequest) -> Self::Future {
-        let span = span_of(&request);
-        #[cfg(feature = "opentelemetry")]
-        let measurement = self.durations.start(request.message(), request.revision());
+        let traced = Traced::begin(&self.durations, request.message(), request.meta(), request.context());
         let answer = {
-            let _entered = span.enter();
+            let _entered = traced.span.enter();
             self.inner.call(request)
         };
+        let (span, durations) = (traced.span.clone(), self.durations.clone());
         Box::pin(
             async move {
                 let answer = answer.await.map_err(Into::into);
-                let span = tracing::Span::current();
-                let error = match &answer {
-                    Ok(McpResponse::Error(e)) => Some(e.code.to_string()),
-                    Ok(response) if response.is_error() => Some(TOOL_ERROR.to_owned()),
-                    Ok(_) => None,
-                    Err(e) => Some(mcpwire_protocol::error::chain(&**e)),
-                };
-                if let Some(error) = &error {
-                    span.record(ERROR_TYPE, error.as_str());
-                    span.record("otel.status_code", "ERROR");
-                }
-                #[cfg(feature = "opentelemetry")]
-                measurement.finish(error.as_deref());
+                traced.finish(&durations, error_type(&answer).as_deref());
                 answer
             }
             .instrument(span),
@@ -129,10 +127,57 @@ where
     }
 }
 
+/// One request being traced: its span and the measurement of its duration.
+pub(crate) struct Traced {
+    pub(crate) span: tracing::Span,
+    measurement: Measurement,
+}
+
+impl Traced {
+    /// The span of the request (`message` with its `meta`, served in `ctx`), its attributes
+    /// set but the outcome's, and its measurement for `durations` begun now.
+    fn begin(durations: &Durations, message: &ClientRequest, meta: &RequestMeta, ctx: &Context) -> Self {
+        Self { span: span_of(message, meta, ctx), measurement: durations.start(message, ctx.revision()) }
+    }
+
+    /// Records the outcome: `error` as `error.type` (and the span's status), and the
+    /// duration in `durations`.
+    fn finish(self, durations: &Durations, error: Option<&str>) {
+        if let Some(error) = error {
+            self.span.record(ERROR_TYPE, error);
+            self.span.record("otel.status_code", "ERROR");
+        }
+        durations.finish(self.measurement, error);
+    }
+}
+
+/// The `error.type` of an outcome: the layer's error, or the response's.
+pub(crate) fn error_type(answer: &Result<McpResponse, BoxError>) -> Option<String> {
+    match answer {
+        Ok(response) => response_error_type(response),
+        Err(e) => Some(mcpwire_protocol::error::chain(&**e)),
+    }
+}
+
+/// The `error.type` of a response.
+fn response_error_type(response: &McpResponse) -> Option<String> {
+    outcome_error_type(response.error(), response.is_error())
+}
+
+/// The `error.type` of an answer with `error` that `failed`: the JSON-RPC error code,
+/// `tool_error` for a tool result with `isError`; `None` for a success.
+pub(crate) fn outcome_error_type(error: Option<&ErrorObject>, failed: bool) -> Option<String> {
+    match (error, failed) {
+        (Some(e), _) => Some(e.code.to_string()),
+        (None, true) => Some(TOOL_ERROR.to_owned()),
+        (None, false) => None,
+    }
+}
+
 /// Makes the caller's span (`traceparent` and `tracestate` in `_meta`) the parent of `span`,
 /// if the request names a valid one and the subscriber has the OpenTelemetry layer.
 #[cfg(feature = "opentelemetry")]
-fn continue_trace(span: &tracing::Span, meta: &mcpwire_protocol::message::RequestMeta) {
+fn continue_trace(span: &tracing::Span, meta: &RequestMeta) {
     use mcpwire_protocol::trace_context::{TraceParent, TRACEPARENT, TRACESTATE};
     use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -153,12 +198,11 @@ fn continue_trace(span: &tracing::Span, meta: &mcpwire_protocol::message::Reques
     let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(caller));
 }
 
-/// The span of `request`, its attributes set but the outcome's.
-fn span_of(request: &McpRequest) -> tracing::Span {
-    let method = request.method();
+/// The span of `message`, its attributes set but the outcome's.
+fn span_of(message: &ClientRequest, meta: &RequestMeta, ctx: &Context) -> tracing::Span {
+    let method = message.method();
     // Written only if the span is recorded.
-    let name = SpanName::of(request.message());
-    let ctx = request.context();
+    let name = SpanName::of(message);
     let span = tracing::info_span!(
         target: "mcpwire::server",
         "mcp.server.request",
@@ -179,11 +223,14 @@ fn span_of(request: &McpRequest) -> tracing::Span {
         span.record("mcp.session.id", session);
     }
     #[cfg(feature = "opentelemetry")]
-    continue_trace(&span, request.meta());
-    if let Some((attribute, name)) = telemetry::target(request.message()) {
+    continue_trace(&span, meta);
+    // Only a trace to continue is read from it.
+    #[cfg(not(feature = "opentelemetry"))]
+    let _ = meta;
+    if let Some((attribute, name)) = telemetry::target(message) {
         span.record(attribute, name);
     }
-    match request.message() {
+    match message {
         ClientRequest::CallTool(_) => {
             span.record(OPERATION_NAME, EXECUTE_TOOL);
         }
@@ -193,4 +240,30 @@ fn span_of(request: &McpRequest) -> tracing::Span {
         _ => {}
     }
     span
+}
+
+/// Without the `opentelemetry` feature, no duration is measured.
+#[cfg(not(feature = "opentelemetry"))]
+mod unmeasured {
+    use mcpwire_protocol::message::ClientRequest;
+    use mcpwire_protocol::ProtocolVersion;
+
+    /// Nowhere to record durations.
+    #[derive(Debug, Clone)]
+    pub(super) struct Durations;
+
+    /// Nothing measured.
+    pub(super) struct Measurement;
+
+    impl Durations {
+        pub(super) fn server() -> Self {
+            Self
+        }
+
+        pub(super) fn start(&self, _: &ClientRequest, _: ProtocolVersion) -> Measurement {
+            Measurement
+        }
+
+        pub(super) fn finish(&self, _: Measurement, _: Option<&str>) {}
+    }
 }

@@ -273,7 +273,7 @@ impl ServerBuilder {
                 tasks,
                 state: Arc::new(self.state),
                 in_flight: Default::default(),
-                stack: self.layers.build(),
+                middleware: self.layers.build(),
                 parents: Default::default(),
                 shared_changes: Default::default(),
             }),

@@ -55,8 +55,8 @@ pub(crate) struct ServerInner {
     pub(crate) state: Arc<crate::state::StateMap>,
     /// Requests in flight, of all connections (see `admission`).
     pub(crate) in_flight: std::sync::atomic::AtomicUsize,
-    /// The middleware layers around the handlers; `None` without layers.
-    pub(crate) stack: Option<crate::middleware::Stack>,
+    /// The middleware layers around the handlers.
+    pub(crate) middleware: crate::middleware::Middleware,
     /// The servers this one is mounted in (see [`mount`]).
     pub(crate) parents: parking_lot::Mutex<Vec<mount::Parent>>,
     /// Where this instance publishes its changes for the others ([`Server::share_changes`]).

@@ -688,30 +688,70 @@ where
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn the_tracing_layer_makes_a_span_per_request_with_the_semantic_conventions() {
-    use mcpwire::server::middleware::TracingLayer;
+/// Fails when asked to.
+#[tool]
+fn flaky(fail: bool) -> Result<String, mcpwire::ToolError> {
+    tracing::info!("flaky runs");
+    match fail {
+        true => Err(mcpwire::ToolError::new("it failed")),
+        false => Ok("fine".into()),
+    }
+}
+
+/// A layer that fails every call of the tool `gated` with an error of its own (the others
+/// go on).
+#[derive(Clone)]
+struct Gate(mcpwire::server::middleware::Stack);
+
+impl Service<McpRequest> for Gate {
+    type Response = McpResponse;
+    type Error = mcpwire::server::middleware::BoxError;
+    type Future = BoxFuture<'static, Result<McpResponse, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: McpRequest) -> Self::Future {
+        match request.name() {
+            Some("gated") => Box::pin(async { Err("the gate is shut".into()) }),
+            _ => self.0.call(request),
+        }
+    }
+}
+
+/// A tool the gate stops.
+fn gated_tool() -> mcpwire::ToolDef {
+    let tool = mcpwire::types::Tool::new("gated", "Behind the gate", json!({"type": "object"}));
+    mcpwire::ToolDef::new(tool, |_, _| async { Ok(mcpwire::types::CallToolResult::text("through")) })
+}
+
+/// The `mcp.server.request` spans of three calls of `flaky` (fine, failing, unknown), one
+/// of `gated` if `gated`, and the client's own list of the tools, on a server built by
+/// `layers`.
+async fn request_spans(
+    layers: impl FnOnce(mcpwire::ServerBuilder) -> mcpwire::ServerBuilder,
+    gated: bool,
+) -> Vec<SpanSeen> {
     use tracing_subscriber::layer::SubscriberExt;
     let spans = Spans::default();
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
-
-    /// Fails when asked to.
-    #[tool]
-    fn flaky(fail: bool) -> Result<String, mcpwire::ToolError> {
-        tracing::info!("flaky runs");
-        match fail {
-            true => Err(mcpwire::ToolError::new("it failed")),
-            false => Ok("fine".into()),
-        }
-    }
-    let server = Server::builder("traced", "1.0").tool(flaky_tool()).layer(TracingLayer::new()).build();
+    let server = layers(Server::builder("traced", "1.0").tool(flaky_tool()).tool(gated_tool())).build();
     let client = server.test_client().await.unwrap();
     client.call_tool("flaky", json!({"fail": false})).await.unwrap();
     client.call_tool("flaky", json!({"fail": true})).await.unwrap();
     client.call_tool("nope", json!({})).await.unwrap_err();
+    if gated {
+        let result = client.call_tool("gated", json!({})).await.unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(texts(&result), ["the tool gated failed: the gate is shut"]);
+    }
+    let spans = spans.0.lock().unwrap();
+    spans.iter().filter(|s| s.name == "mcp.server.request").cloned().collect()
+}
 
-    let spans: Vec<SpanSeen> =
-        spans.0.lock().unwrap().iter().filter(|s| s.name == "mcp.server.request").cloned().collect();
+/// Checks the spans of [`request_spans`] against the semantic conventions.
+fn assert_conventions(spans: &[SpanSeen], gated: bool) {
     let by_name = |name: &str| spans.iter().filter(|s| s.fields["otel.name"] == name).cloned().collect::<Vec<_>>();
     let calls = by_name("tools/call flaky");
     assert_eq!(calls.len(), 2, "{spans:#?}");
@@ -733,7 +773,42 @@ async fn the_tracing_layer_makes_a_span_per_request_with_the_semantic_convention
     assert_eq!(failed.fields.get("otel.status_code").map(String::as_str), Some("ERROR"), "{failed:#?}");
     let unknown = &by_name("tools/call nope")[0];
     assert_eq!(unknown.fields.get("error.type").map(String::as_str), Some("-32602"), "{unknown:#?}");
+    let gate = by_name("tools/call gated");
+    match gated {
+        // A layer's error, as the layer said it (the client gets a tool error).
+        true => assert_eq!(gate[0].fields.get("error.type").map(String::as_str), Some("the gate is shut"), "{gate:#?}"),
+        false => assert!(gate.is_empty(), "{gate:#?}"),
+    }
     // The client's own list of the tools: a span named by the method alone.
     let list = &by_name("tools/list")[0];
     assert!(!list.fields.contains_key("gen_ai.tool.name"), "{list:#?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tracing_layer_makes_a_span_per_request_with_the_semantic_conventions() {
+    use mcpwire::server::middleware::TracingLayer;
+    // Added last, the server runs the layer itself: alone, and around other layers.
+    assert_conventions(&request_spans(|b| b.layer(TracingLayer::new()), false).await, false);
+    let outermost = request_spans(|b| b.layer(tower::layer::layer_fn(Gate)).layer(TracingLayer::new()), true).await;
+    assert_conventions(&outermost, true);
+    // Inside another layer, it is one more service of the stack: the same spans.
+    let inside = request_spans(
+        |b| b.layer(tower::layer::layer_fn(Gate)).layer(TracingLayer::new()).layer(tower::layer::util::Identity::new()),
+        true,
+    )
+    .await;
+    assert_conventions(&inside, true);
+    // Run by the server, the layer's span holds the log line of a layer's failure too.
+    let gate = outermost.iter().find(|s| s.fields["otel.name"] == "tools/call gated").unwrap();
+    assert_eq!(gate.events, ["a middleware layer failed the request: the gate is shut"]);
+    let fields = |spans: Vec<SpanSeen>| {
+        spans
+            .into_iter()
+            .map(|mut s| {
+                s.fields.remove("jsonrpc.request.id");
+                s.fields
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fields(outermost), fields(inside));
 }
