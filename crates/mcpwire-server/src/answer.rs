@@ -27,24 +27,6 @@ impl Answer {
             Err(e) => Self::Refused(Refusal::Handler(e)),
         }
     }
-
-    /// The JSON-RPC error, if the answer is one.
-    pub(crate) fn error(&self) -> Option<&ErrorObject> {
-        match self {
-            Self::Error(e) => Some(e),
-            _ => None,
-        }
-    }
-
-    /// Whether the request failed: a refusal, a JSON-RPC error, or a tool execution error
-    /// (as [`McpResponse::is_error`](crate::McpResponse::is_error)).
-    pub(crate) fn is_error(&self) -> bool {
-        match self {
-            Self::Result(ServerResult::CallTool(result)) => result.is_error == Some(true),
-            Self::Result(_) | Self::InputRequired => false,
-            Self::Refused(_) | Self::Error(_) => true,
-        }
-    }
 }
 
 impl From<Result<ServerResult, Refusal>> for Answer {

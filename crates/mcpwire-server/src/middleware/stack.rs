@@ -117,13 +117,18 @@ impl Service<McpRequest> for Handlers {
             let McpRequest { mut message, context, server, .. } = request;
             // The message is the stack's own: a multi-round request was copied before it.
             let answer = handle(&server, &mut message, &context, false).await;
-            Ok(match answer {
-                Answer::Result(result) => McpResponse::Result(result),
-                Answer::Refused(refusal) => McpResponse::Error(refusal.into_error(context.revision())),
-                Answer::Error(error) => McpResponse::Error(error),
-                Answer::InputRequired => McpResponse::InputRequired,
-            })
+            Ok(response(answer, &context))
         })
+    }
+}
+
+/// The response the layers see for a handler's `answer`: a refusal is its JSON-RPC error.
+fn response(answer: Answer, ctx: &Context) -> McpResponse {
+    match answer {
+        Answer::Result(result) => McpResponse::Result(result),
+        Answer::Refused(refusal) => McpResponse::Error(refusal.into_error(ctx.revision())),
+        Answer::Error(error) => McpResponse::Error(error),
+        Answer::InputRequired => McpResponse::InputRequired,
     }
 }
 
@@ -150,13 +155,10 @@ pub(crate) async fn serve(server: &Server, served: &mut ServedRequest, ctx: &Con
     let work = async {
         match &middleware.stack {
             None => {
-                // A refusal is seen as the layers see it, as its JSON-RPC error.
-                let answer = match handle(server, &mut served.request, ctx, ctx.has_round()).await {
-                    Answer::Refused(refusal) => Answer::Error(refusal.into_error(ctx.revision())),
-                    answer => answer,
-                };
-                let error = trace::outcome_error_type(answer.error(), answer.is_error());
-                (answer, error)
+                // Seen as the layer over the handlers would see it.
+                let response = response(handle(server, &mut served.request, ctx, ctx.has_round()).await, ctx);
+                let error = trace::response_error_type(&response);
+                (response.into(), error)
             }
             Some(stack) => through(stack, server, served, ctx, true).await,
         }
@@ -170,9 +172,11 @@ pub(crate) async fn serve(server: &Server, served: &mut ServedRequest, ctx: &Con
     answer
 }
 
-/// `served` through `stack`: the answer and, if `traced`, the `error.type` of what the stack
-/// answered (as a [`TracingLayer`] around the stack records it; `None` when a layer
-/// panicked, whose future is then dropped).
+/// `served` through `stack`. The request is moved into it, except that a multi-round
+/// request is copied: its answer is fingerprinted with the request as the client sent it.
+/// Gives the answer and, if `traced`, the `error.type` of what the stack answered (as a
+/// [`TracingLayer`] around the stack records it; `None` when a layer panicked, whose future
+/// is then dropped).
 async fn through(
     stack: &Stack,
     server: &Server,

@@ -6,7 +6,7 @@ use std::task::{Context as TaskContext, Poll};
 use futures::future::BoxFuture;
 use mcpwire_protocol::message::{ClientRequest, RequestMeta};
 use mcpwire_protocol::telemetry::{self, SpanName, ERROR_TYPE, EXECUTE_TOOL, OPERATION_NAME, TOOL_ERROR};
-use mcpwire_protocol::{ErrorObject, Method};
+use mcpwire_protocol::Method;
 use tower::{Layer, Service};
 use tracing::field::Empty;
 use tracing::Instrument;
@@ -159,18 +159,13 @@ pub(crate) fn error_type(answer: &Result<McpResponse, BoxError>) -> Option<Strin
     }
 }
 
-/// The `error.type` of a response.
-fn response_error_type(response: &McpResponse) -> Option<String> {
-    outcome_error_type(response.error(), response.is_error())
-}
-
-/// The `error.type` of an answer with `error` that `failed`: the JSON-RPC error code,
-/// `tool_error` for a tool result with `isError`; `None` for a success.
-pub(crate) fn outcome_error_type(error: Option<&ErrorObject>, failed: bool) -> Option<String> {
-    match (error, failed) {
-        (Some(e), _) => Some(e.code.to_string()),
-        (None, true) => Some(TOOL_ERROR.to_owned()),
-        (None, false) => None,
+/// The `error.type` of a response: the JSON-RPC error code, `tool_error` for a tool result
+/// with `isError`; `None` for a success.
+pub(crate) fn response_error_type(response: &McpResponse) -> Option<String> {
+    match response {
+        McpResponse::Error(e) => Some(e.code.to_string()),
+        response if response.is_error() => Some(TOOL_ERROR.to_owned()),
+        _ => None,
     }
 }
 
