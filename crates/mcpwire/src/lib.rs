@@ -119,7 +119,7 @@
 //! | `client` | [`Client`], [`ChildCommand`] | yes |
 //! | `http` | serving over Streamable HTTP ([`http`]: axum, hyper) | yes |
 //! | `http2` | with `http`, HTTP/2 over cleartext (h2c, prior knowledge) beside HTTP/1.1 on one listener (`HttpConfig::http2`; hyper's HTTP/2, the `h2` crate) | no |
-//! | `http-client` | connecting to HTTP servers ([`transport::http`]: reqwest, rustls) | yes |
+//! | `http-client` | connecting to HTTP servers ([`transport::http`]: hyper-util and rustls; reqwest behind a proxy) | yes |
 //! | `gateway` | [`Gateway`]: several servers behind one, each under a prefix; the bridge ([`bridge`]) | yes |
 //! | `auth` | OAuth ([`auth`]): the client, and with `http` the protected resource | yes |
 //! | `redis` | several instances behind one address sharing Redis ([`redis`]): sessions, resumable streams, handles, tasks | no |

@@ -475,6 +475,80 @@ fn completions_for_prompts_and_templates() {
 
 // ---- targets and failures ----
 
+/// `mcp serve --http` on a free port of 127.0.0.1, killed on drop.
+struct HttpServer {
+    child: std::process::Child,
+    /// `127.0.0.1:PORT`.
+    authority: String,
+}
+
+impl HttpServer {
+    fn start(extra: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(mcp_bin())
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (said, serving) = std::sync::mpsc::channel();
+        // Reads every line (so the server never blocks on a full pipe); sends the first
+        // that says where it serves.
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("serving on http://") {
+                    let rest = &line[at + "serving on http://".len()..];
+                    let _ = said.send(rest.split('/').next().unwrap_or_default().to_owned());
+                }
+            }
+        });
+        let authority = serving.recv_timeout(DEADLINE).expect("mcp serve --http said where it serves");
+        Self { child, authority }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A proxy named by `HTTP_PROXY` carries the requests (the client hands a URL that a proxy
+/// variable routes to reqwest, which speaks to proxies). The proxy here is `mcp serve
+/// --http` itself, which answers the absolute-form requests a proxy gets: the call names a
+/// host that does not resolve (`.invalid`), so it reaches the server only through the proxy,
+/// and fails without the variable.
+#[test]
+fn a_proxy_named_by_http_proxy_carries_the_requests() {
+    let server = HttpServer::start(&["--allow-host", "mcp.invalid"]);
+    let proxy = format!("http://{}", server.authority);
+    let unset = ["http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"];
+    for pin in [None, Some("2025-06-18")] {
+        let mut args = vec!["call", "http://mcp.invalid/mcp", "echo", "text=proxied"];
+        if let Some(v) = pin {
+            args.extend(["--protocol-version", v]);
+        }
+        let mut cmd = Command::new(mcp_bin());
+        cmd.args(&args).env("HTTP_PROXY", &proxy);
+        for name in unset.iter().chain(&["MCP_CONFIG", "MCP_BEARER_TOKEN"]) {
+            cmd.env_remove(name);
+        }
+        let out = output_within(&mut cmd, DEADLINE, "mcp call through the proxy");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "proxied\n", "{pin:?}: {stderr}");
+        assert!(out.status.success(), "{pin:?}: {stderr}");
+    }
+    let mut cmd = Command::new(mcp_bin());
+    cmd.args(["call", "http://mcp.invalid/mcp", "echo", "text=direct"]).env_remove("HTTP_PROXY");
+    for name in unset {
+        cmd.env_remove(name);
+    }
+    let out = output_within(&mut cmd, DEADLINE, "mcp call without the proxy");
+    assert!(!out.status.success(), "a host that does not resolve was reached: {out:?}");
+}
+
 #[test]
 fn config_file_targets() {
     let dir = temp_dir("config");

@@ -229,3 +229,67 @@ async fn a_tool_with_invalid_header_annotations_is_dropped_where_headers_are_sen
     listed.sort();
     assert_eq!(listed, ["bad", "good", "unnamed"]);
 }
+
+/// A server mounted at `/mcp/` behind a redirect from `/mcp` (as Starlette answers a path
+/// without its slash), and behind a second one to another name of the same host: the client
+/// follows both in every era (every POST, the GET stream, the DELETE), and shows its bearer
+/// token only to the host it was given for, as reqwest did.
+#[tokio::test]
+async fn redirects_are_followed_and_credentials_stay_with_their_host() {
+    use axum::extract::Request;
+    use axum::http::{header, StatusCode};
+    use axum::routing::any;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let http =
+        McpHttp::new(mcpwire_reference::server(), HttpConfig { endpoint: "/mcp/".into(), ..HttpConfig::default() });
+    // Each request that reached the endpoint: its method, the host it named, whether it
+    // carried the token.
+    let seen = Arc::new(Mutex::new(Vec::<(String, String, bool)>::new()));
+    let record = seen.clone();
+    let router = http
+        .router()
+        .route("/mcp", any(|| async { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, "/mcp/")]) }))
+        .route(
+            "/away",
+            any(move || async move {
+                (StatusCode::PERMANENT_REDIRECT, [(header::LOCATION, format!("http://localhost:{port}/mcp/"))])
+            }),
+        )
+        .layer(axum::middleware::map_request(move |request: Request| {
+            if request.uri().path() == "/mcp/" {
+                let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+                let bearer = request.headers().get(header::AUTHORIZATION).is_some_and(|a| a == "Bearer secret");
+                record.lock().unwrap().push((request.method().to_string(), host.to_owned(), bearer));
+            }
+            std::future::ready(request)
+        }));
+    let served = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    for (path, host, bearer) in [("/mcp", "127.0.0.1", true), ("/away", "localhost", false)] {
+        for pin in [None, Some(ProtocolVersion::V2025_06_18)] {
+            seen.lock().unwrap().clear();
+            let options = HttpOptions { bearer: Some("secret".into()), ..HttpOptions::default() };
+            let conn = http::connect(&format!("http://127.0.0.1:{port}{path}"), options).unwrap();
+            let session =
+                tokio::time::timeout(WAIT, client(pin).connect(conn)).await.expect("connect timed out").unwrap();
+            let r = session.call_tool("echo", json!({"text": "redirected"})).await.unwrap();
+            assert_eq!(text(&r), "redirected", "{path} {pin:?}");
+            session.close().await.unwrap();
+            let seen = seen.lock().unwrap().clone();
+            let methods: Vec<&str> = seen.iter().map(|(m, _, _)| m.as_str()).collect();
+            assert!(methods.contains(&"POST"), "{path} {pin:?}: {seen:?}");
+            if pin.is_some() {
+                // The legacy session's GET stream was redirected as well as its POSTs.
+                assert!(methods.contains(&"GET"), "{path} {pin:?}: {seen:?}");
+            }
+            for (method, named, shown) in &seen {
+                assert_eq!(named, &format!("{host}:{port}"), "{path} {pin:?} {method}");
+                assert_eq!(*shown, bearer, "{path} {pin:?} {method}: the token shown to {named}");
+            }
+        }
+    }
+    served.abort();
+}

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::Method;
 
+use super::client::Target;
 use super::shared::Shared;
 use super::sse;
 
@@ -15,7 +16,7 @@ pub(super) async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     shared.authorize(&mut h, "GET", &shared.url).await;
-    let Ok(r) = shared.http.get(shared.url.clone()).headers(h).send().await else { return false };
+    let Ok(r) = shared.http.send(Method::GET, &shared.url, h, Default::default()).await else { return false };
     let is_sse = r
         .headers()
         .get(CONTENT_TYPE)
@@ -24,11 +25,11 @@ pub(super) async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
     if !r.status().is_success() || !is_sse {
         return false;
     }
-    let mut body = r.bytes_stream();
+    let mut body = r.into_body();
     let mut parser = sse::Parser::default();
     let mut pending = Vec::new();
     let endpoint = loop {
-        let Some(Ok(chunk)) = body.next().await else { return false };
+        let Some(Ok(chunk)) = body.chunk().await else { return false };
         let events = parser.feed(&chunk);
         let mut found = None;
         for e in events {
@@ -42,7 +43,9 @@ pub(super) async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
             break f;
         }
     };
-    let Ok(post_url) = shared.url.join(&endpoint) else { return false };
+    let Some(post_url) = shared.url.url.join(&endpoint).ok().and_then(|url| Target::new(url).ok()) else {
+        return false;
+    };
     shared.state().post_url = Some(post_url);
     let shared = shared.clone();
     tokio::spawn(async move {

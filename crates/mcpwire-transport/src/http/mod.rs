@@ -19,10 +19,15 @@
 //! Authorization is pluggable: an [`AuthProvider`] in [`HttpOptions::auth`] supplies the
 //! `Authorization` header of every request and is shown each 401/403 answer to a POST, and
 //! the request is sent again when it says so (the OAuth client of `mcpwire-auth` is one).
+//!
+//! Redirects are followed as browsers and reqwest follow them (a 307 or 308 keeps the POST
+//! and its body; the `Authorization` header is not shown to another host; at most ten), and
+//! the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) are honoured.
 
 //! The transport reads no outgoing frame: what each is (a request and its id, `initialize`,
 //! a cancellation, its headers) comes with it ([`crate::Outbound`]).
 
+mod client;
 mod legacy_sse;
 mod options;
 mod shared;
@@ -32,15 +37,16 @@ mod streams;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use http::{Method as HttpMethod, StatusCode};
 use mcpwire_protocol::frame::headers as names;
 use mcpwire_protocol::{Method, RequestId};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
-use reqwest::{Method as HttpMethod, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::{Connection, FrameKind, Outbound, CHANNEL_CAPACITY};
+use client::{HttpClient, Target};
 use shared::{Outgoing, Shared};
 
 pub use mcpwire_protocol::frame::headers::encode_value;
@@ -57,6 +63,7 @@ pub fn connect(url: &str, options: HttpOptions) -> Result<Connection, HttpError>
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(HttpError::Url { url: url.to_owned(), source: None });
     }
+    let target = Target::new(parsed).map_err(|e| HttpError::Url { url: url.to_owned(), source: Some(Box::new(e)) })?;
     let invalid_header = |name: &str, source: Box<dyn std::error::Error + Send + Sync>| HttpError::Header {
         name: name.to_owned(),
         source,
@@ -70,18 +77,14 @@ pub fn connect(url: &str, options: HttpOptions) -> Result<Connection, HttpError>
     if let Some(token) = &options.bearer {
         let v =
             HeaderValue::from_str(&format!("Bearer {token}")).map_err(|e| invalid_header("Authorization", e.into()))?;
-        base_headers.insert(reqwest::header::AUTHORIZATION, v);
+        base_headers.insert(http::header::AUTHORIZATION, v);
     }
-    let http = reqwest::Client::builder()
-        .connect_timeout(options.connect_timeout)
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|e| HttpError::Client(Box::new(e)))?;
+    let http = HttpClient::new(&options)?;
     let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
     let shared = Arc::new(Shared {
         http,
-        url: parsed,
+        url: target,
         options,
         base_headers,
         state: Default::default(),
@@ -144,7 +147,7 @@ async fn drive(shared: Arc<Shared>, mut outgoing: mpsc::Receiver<Outbound>) {
         shared.authorize(&mut h, "DELETE", &shared.url).await;
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
-            shared.http.request(HttpMethod::DELETE, shared.url.clone()).headers(h).send(),
+            shared.http.send(HttpMethod::DELETE, &shared.url, h, Default::default()),
         )
         .await;
     }
@@ -156,7 +159,7 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
     if let Some(post_url) = post_url {
         // HTTP+SSE: answers come on the event stream.
         let h = shared.header_map(&msg.frame);
-        match shared.post_authorized(post_url, h, msg.frame.text.clone()).await {
+        match shared.post_authorized(&post_url, h, msg.frame.text.clone()).await {
             Ok(r) if r.status().is_success() => {}
             Ok(r) => shared.fail(msg.id.as_ref(), format!("HTTP {} from the message endpoint", r.status())).await,
             Err(e) => shared.fail(msg.id.as_ref(), e).await,
@@ -164,7 +167,7 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
         return;
     }
     let h = shared.header_map(&msg.frame);
-    let response = match shared.post_authorized(shared.url.clone(), h, msg.frame.text.clone()).await {
+    let response = match shared.post_authorized(&shared.url, h, msg.frame.text.clone()).await {
         Ok(r) => r,
         Err(e) => {
             shared.fail(msg.id.as_ref(), e).await;
@@ -216,7 +219,7 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
     if is_sse {
         streams::read_sse(shared, response, &msg).await;
     } else {
-        let body = response.text().await.unwrap_or_default();
+        let body = response.into_body().text().await;
         if body.trim().is_empty() {
             if msg.id.is_some() {
                 shared.fail(msg.id.as_ref(), format!("HTTP {status} with no answer")).await;

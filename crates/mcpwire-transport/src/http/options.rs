@@ -167,14 +167,14 @@ pub enum HttpError {
         /// The header's name as given.
         name: String,
         /// Why it is invalid (an `http::header::InvalidHeaderName` or
-        /// `InvalidHeaderValue`, re-exported by `reqwest::header`).
+        /// `InvalidHeaderValue`).
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The HTTP client could not be built.
     #[error("HTTP client")]
     Client(
-        /// The HTTP client library's error (a `reqwest::Error`).
+        /// The HTTP client library's error (a `rustls::Error` when its TLS settings are refused).
         #[source]
         Box<dyn std::error::Error + Send + Sync>,
     ),

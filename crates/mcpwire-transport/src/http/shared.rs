@@ -5,15 +5,18 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Instant;
 
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::Method as HttpMethod;
 use mcpwire_protocol::frame::{headers, Frame as OutFrame, FrameKind};
 use mcpwire_protocol::method::{Method, MethodName};
 use mcpwire_protocol::{ErrorObject, RequestId};
 use parking_lot::Mutex;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::client::{describe, Body, HttpClient, Response, Target};
 use super::options::{AuthChallenge, AuthRequest, HttpExchange, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
 use crate::{Frame, Inbound};
 
@@ -25,7 +28,7 @@ pub(super) struct State {
     /// The legacy revision spoken: the latest `MCP-Protocol-Version` a legacy frame carried.
     pub(super) version: Option<String>,
     /// Where to POST in HTTP+SSE mode.
-    pub(super) post_url: Option<reqwest::Url>,
+    pub(super) post_url: Option<Target>,
     /// The `initialize` frame, to start a new session when the server forgets ours.
     pub(super) initialize: Option<OutFrame>,
     /// In-flight requests (2026-07-28: cancelling one closes its stream).
@@ -34,8 +37,8 @@ pub(super) struct State {
 }
 
 pub(super) struct Shared {
-    pub(super) http: reqwest::Client,
-    pub(super) url: reqwest::Url,
+    pub(super) http: HttpClient,
+    pub(super) url: Target,
     pub(super) options: HttpOptions,
     pub(super) base_headers: HeaderMap,
     pub(super) state: Mutex<State>,
@@ -106,13 +109,9 @@ impl Shared {
 
     /// The next chunk of an event stream's body: `None` once it ends, fails, or the
     /// connection closes.
-    pub(super) async fn next_chunk<S, B>(&self, body: &mut S) -> Option<B>
-    where
-        S: futures::Stream<Item = reqwest::Result<B>> + Unpin,
-    {
-        use futures::StreamExt;
+    pub(super) async fn next_chunk(&self, body: &mut Body) -> Option<Bytes> {
         tokio::select! {
-            chunk = body.next() => chunk?.ok(),
+            chunk = body.chunk() => chunk?.ok(),
             _ = self.closed.cancelled() => None,
         }
     }
@@ -133,9 +132,9 @@ impl Shared {
     }
 
     /// Puts the provider's headers (if any) into `h`; returns the `Authorization` put.
-    pub(super) async fn authorize(&self, h: &mut HeaderMap, method: &str, url: &reqwest::Url) -> Option<String> {
+    pub(super) async fn authorize(&self, h: &mut HeaderMap, method: &str, target: &Target) -> Option<String> {
         let provider = self.options.auth.as_ref()?;
-        for (name, value) in provider.headers(AuthRequest { method, url: url.as_str() }).await {
+        for (name, value) in provider.headers(AuthRequest { method, url: target.url.as_str() }).await {
             match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
                 (Ok(n), Ok(v)) => {
                     h.insert(n, v);
@@ -151,19 +150,19 @@ impl Shared {
     /// to give for the request's failure.
     pub(super) async fn post_authorized(
         &self,
-        url: reqwest::Url,
+        url: &Target,
         mut h: HeaderMap,
-        mut body: String,
-    ) -> Result<reqwest::Response, String> {
+        body: String,
+    ) -> Result<Response, String> {
+        let body = Bytes::from(body);
         let mut attempt = 0;
         loop {
             // Kept for a retry only when there is a provider to ask for one.
             let mut headers = if self.options.auth.is_some() { h.clone() } else { std::mem::take(&mut h) };
-            let authorization = self.authorize(&mut headers, "POST", &url).await;
-            let payload = if self.options.auth.is_some() { body.clone() } else { std::mem::take(&mut body) };
-            let observed = self.options.observer.as_ref().map(|_| (headers.clone(), payload.clone(), Instant::now()));
-            let sent = self.http.post(url.clone()).headers(headers).body(payload).send().await;
-            if let (Some(observer), Some((headers, body, started))) = (&self.options.observer, observed) {
+            let authorization = self.authorize(&mut headers, "POST", url).await;
+            let observed = self.options.observer.as_ref().map(|_| (headers.clone(), Instant::now()));
+            let sent = self.http.send(HttpMethod::POST, url, headers, body.clone()).await;
+            if let (Some(observer), Some((headers, started))) = (&self.options.observer, observed) {
                 let pairs = |h: &HeaderMap| {
                     h.iter()
                         .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
@@ -173,14 +172,14 @@ impl Shared {
                     method: "POST".into(),
                     url: url.to_string(),
                     request_headers: pairs(&headers),
-                    body,
+                    body: String::from_utf8_lossy(&body).into_owned(),
                     status: sent.as_ref().ok().map(|r| r.status().as_u16()),
                     response_headers: sent.as_ref().map(|r| pairs(r.headers())).unwrap_or_default(),
-                    error: sent.as_ref().err().map(ToString::to_string),
+                    error: sent.as_ref().err().map(|e| describe(&**e)),
                     elapsed: started.elapsed(),
                 });
             }
-            let response = sent.map_err(|e| format!("HTTP request to {url} failed: {e}"))?;
+            let response = sent.map_err(|e| format!("HTTP request to {url} failed: {}", describe(&*e)))?;
             let status = response.status().as_u16();
             let Some(provider) = self.options.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
                 return Ok(response);

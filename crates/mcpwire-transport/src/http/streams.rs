@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::{Method, StatusCode};
 use mcpwire_protocol::codec;
 use mcpwire_protocol::frame::headers;
 use mcpwire_protocol::jsonrpc::{decode_raw, RawIncoming, RawMessage, RequestId};
 use mcpwire_protocol::message::ClientNotification;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::StatusCode;
 
+use super::client::Response;
 use super::shared::{Outgoing, Shared};
 use super::sse;
 
@@ -27,7 +27,7 @@ fn answers(data: &str, id: &RequestId) -> bool {
 }
 
 /// Reads a request's SSE response; resumes it with `Last-Event-ID` if it breaks early.
-pub(super) async fn read_sse(shared: &Arc<Shared>, response: reqwest::Response, msg: &Outgoing) {
+pub(super) async fn read_sse(shared: &Arc<Shared>, response: Response, msg: &Outgoing) {
     let mut last_id: Option<String> = None;
     let mut retry = Duration::from_millis(1000);
     let mut response = Some(response);
@@ -35,9 +35,9 @@ pub(super) async fn read_sse(shared: &Arc<Shared>, response: reqwest::Response, 
     loop {
         let Some(r) = response.take() else { break };
         let mut parser = sse::Parser::default();
-        let mut body = r.bytes_stream();
+        let mut body = r.into_body();
         let mut answered = false;
-        while let Some(chunk) = body.next().await {
+        while let Some(chunk) = body.chunk().await {
             let Ok(chunk) = chunk else { break };
             for event in parser.feed(&chunk) {
                 if let Some(id) = event.id {
@@ -73,7 +73,7 @@ pub(super) async fn read_sse(shared: &Arc<Shared>, response: reqwest::Response, 
             h.insert("last-event-id", v);
         }
         shared.authorize(&mut h, "GET", &shared.url).await;
-        match shared.http.get(shared.url.clone()).headers(h).send().await {
+        match shared.http.send(Method::GET, &shared.url, h, Default::default()).await {
             Ok(r) if r.status().is_success() => response = Some(r),
             _ => break,
         }
@@ -92,7 +92,7 @@ pub(super) async fn reinitialize(shared: &Arc<Shared>) -> bool {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let Ok(r) = shared.post_authorized(shared.url.clone(), h.clone(), init.text).await else { return false };
+    let Ok(r) = shared.post_authorized(&shared.url, h.clone(), init.text).await else { return false };
     if !r.status().is_success() {
         return false;
     }
@@ -110,7 +110,7 @@ pub(super) async fn reinitialize(shared: &Arc<Shared>) -> bool {
         }
     }
     let note = codec::write_client_notification(&ClientNotification::Initialized);
-    let ok = shared.post_authorized(shared.url.clone(), h, note).await.is_ok_and(|r| r.status().is_success());
+    let ok = shared.post_authorized(&shared.url, h, note).await.is_ok_and(|r| r.status().is_success());
     if ok {
         let _ = tokio::time::timeout(shared.options.connect_timeout, start_get_stream(shared.clone())).await;
     }
@@ -151,7 +151,7 @@ pub(super) fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Rec
             }
             shared.authorize(&mut h, "GET", &shared.url).await;
             let response = tokio::select! {
-                r = shared.http.get(shared.url.clone()).headers(h).send() => r,
+                r = shared.http.send(Method::GET, &shared.url, h, Default::default()) => r,
                 _ = shared.closed.cancelled() => break,
             };
             if let Some(tx) = opened_tx.take() {
@@ -162,7 +162,7 @@ pub(super) fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Rec
                 Ok(r) if r.status().is_success() => {
                     failures = 0;
                     let mut parser = sse::Parser::default();
-                    let mut body = r.bytes_stream();
+                    let mut body = r.into_body();
                     while let Some(chunk) = shared.next_chunk(&mut body).await {
                         for event in parser.feed(&chunk) {
                             if let Some(id) = event.id {
