@@ -41,6 +41,7 @@ use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use http::{Method as HttpMethod, StatusCode};
 use mcpwire_protocol::frame::headers as names;
 use mcpwire_protocol::{Method, RequestId};
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -224,12 +225,8 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
             if msg.id.is_some() {
                 shared.fail(msg.id.as_ref(), format!("HTTP {status} with no answer")).await;
             }
-        } else if is_message(&body) {
-            let body = match &msg.id {
-                Some(id) => answer_for(body, id),
-                None => body,
-            };
-            shared.deliver(body).await;
+        } else if let Some(message) = delivered(&body, msg.id.as_ref()) {
+            shared.deliver(message.unwrap_or(body)).await;
         } else if msg.id.is_some() {
             let snippet: String = body.chars().take(200).collect();
             shared.fail(msg.id.as_ref(), format!("HTTP {status}: {snippet}")).await;
@@ -244,7 +241,7 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
 /// it.
 fn is_message(body: &str) -> bool {
     matches!(body.trim_start().as_bytes().first(), Some(b'{' | b'['))
-        && serde_json::from_str::<serde::de::IgnoredAny>(body).is_ok()
+        && serde_json::from_str::<IgnoredAny>(body).is_ok()
 }
 
 /// The members of an answer that say whether it names its request, read without building
@@ -262,27 +259,41 @@ struct Names<'a> {
 
 /// A member that is there, whatever its value (`null` included).
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    serde::Deserialize::deserialize(d).map(|_: serde::de::IgnoredAny| true)
+    serde::Deserialize::deserialize(d).map(|_: IgnoredAny| true)
 }
 
-/// A JSON body answering the POST of request `id`: an error in it that names no request
-/// (`"id": null`, or no id, as servers send with a 400 before they have read the request) is
-/// this request's error, since the POST carried this request alone. Anything else is
-/// passed on as it is.
-fn answer_for(body: String, id: &RequestId) -> String {
-    // The common case, an answer naming its request, is read without building a tree.
-    if let Ok(names) = serde_json::from_str::<Names>(&body) {
-        if names.id.is_some() || names.method || !names.error {
-            return body;
+/// What a JSON body answering a POST delivers: `None` when it is no JSON object or array;
+/// `Some(None)` when it is a message or a batch to deliver as it is; `Some(Some(text))` when
+/// it is an error naming no request (`"id": null`, or no id, as servers send with a 400
+/// before they have read the request) and the POST carried request `id`: then the error is
+/// that request's, given its id.
+///
+/// The common answer, an object, is read once: a body that reads as [`Names`] is a whole
+/// JSON object. Anything else (a batch, an object with a member twice) is checked as
+/// [`is_message`] checks it.
+fn delivered(body: &str, id: Option<&RequestId>) -> Option<Option<String>> {
+    if body.trim_start().starts_with('{') {
+        if let Ok(names) = serde_json::from_str::<Names>(body) {
+            let names_no_request = names.id.is_none() && !names.method && names.error;
+            return Some(id.filter(|_| names_no_request).and_then(|id| with_request_id(body, id)));
         }
     }
-    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&body) else { return body };
+    if !is_message(body) {
+        return None;
+    }
+    Some(id.and_then(|id| with_request_id(body, id)))
+}
+
+/// `body` with `id` as its id, when it is an error object naming no request; `None` when it
+/// is anything else.
+fn with_request_id(body: &str, id: &RequestId) -> Option<String> {
+    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(body) else { return None };
     let names_no_request = object.get("id").is_none_or(Value::is_null);
     if !names_no_request || object.contains_key("method") || !object.contains_key("error") {
-        return body;
+        return None;
     }
     object.insert("id".into(), id.to_value());
-    Value::Object(object).to_string()
+    Some(Value::Object(object).to_string())
 }
 
 #[cfg(test)]
@@ -292,18 +303,27 @@ mod tests {
 
     #[test]
     fn a_body_is_a_message_when_it_is_a_json_object_or_array() {
-        for body in [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, " [1, {}]", "{}"] {
+        let id = RequestId::from(7);
+        // A member twice is still JSON (read past the quick look at its members).
+        for body in [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, " [1, {}]", "{}", r#"{"id":1,"id":2,"result":{}}"#] {
             assert!(is_message(body), "{body}");
+            assert_eq!(delivered(body, Some(&id)), Some(None), "{body}");
+            assert_eq!(delivered(body, None), Some(None), "{body}");
         }
-        for body in ["", "  ", "null", "1", r#""text""#, "{", r#"{"a": }"#, "[1,", "<html>", "{} {}"] {
+        for body in ["", "  ", "null", "1", r#""text""#, "{", r#"{"a": }"#, "[1,", "<html>", "{} {}", r#"{"id":1} x"#] {
             assert!(!is_message(body), "{body}");
+            assert_eq!(delivered(body, Some(&id)), None, "{body}");
         }
     }
 
     #[test]
     fn an_error_naming_no_request_is_the_posted_requests() {
         let id = RequestId::from(7);
-        let answer = |body: Value| serde_json::from_str::<Value>(&answer_for(body.to_string(), &id)).unwrap();
+        let answer = |body: Value| {
+            let text = body.to_string();
+            let given = delivered(&text, Some(&id)).expect("a message").unwrap_or(text);
+            serde_json::from_str::<Value>(&given).unwrap()
+        };
         let error = json!({"code": -32000, "message": "Bad Request: Server not initialized"});
         let null_id = json!({"jsonrpc": "2.0", "error": error, "id": null});
         assert_eq!(answer(null_id), json!({"jsonrpc": "2.0", "error": error, "id": 7}));
