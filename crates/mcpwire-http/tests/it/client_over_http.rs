@@ -251,6 +251,7 @@ async fn redirects_are_followed_and_credentials_stay_with_their_host() {
     let router = http
         .router()
         .route("/mcp", any(|| async { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, "/mcp/")]) }))
+        .route("/loop", any(|| async { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, "/loop")]) }))
         .route(
             "/away",
             any(move || async move {
@@ -291,5 +292,9 @@ async fn redirects_are_followed_and_credentials_stay_with_their_host() {
             }
         }
     }
+    // A redirect to itself ends, with the reason.
+    let conn = http::connect(&format!("http://127.0.0.1:{port}/loop"), HttpOptions::default()).unwrap();
+    let e = tokio::time::timeout(WAIT, client(None).connect(conn)).await.expect("no hang").unwrap_err();
+    assert!(e.to_string().contains("more than 10 redirects"), "{e}");
     served.abort();
 }

@@ -296,22 +296,6 @@ impl StdError for SharedError {
     }
 }
 
-/// An error and its causes on one line, as a request's failure is reported.
-pub(super) fn describe(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        // Libraries often repeat their cause in their own text.
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,28 +319,5 @@ mod tests {
         assert_eq!(answer(302, Some("http://[::1")).unwrap(), None);
         let e = answer(301, Some("ftp://a.example/")).unwrap_err();
         assert_eq!(e.to_string(), "redirected to ftp://a.example/, which is not http or https");
-    }
-
-    #[test]
-    fn an_error_is_described_with_its_causes_once() {
-        #[derive(Debug)]
-        struct Layer(&'static str, Option<Box<Layer>>);
-        impl fmt::Display for Layer {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.0)
-            }
-        }
-        impl StdError for Layer {
-            fn source(&self) -> Option<&(dyn StdError + 'static)> {
-                self.1.as_deref().map(|l| l as _)
-            }
-        }
-        let e = Layer(
-            "client error (Connect)",
-            Some(Box::new(Layer("tcp connect error", Some(Box::new(Layer("connect error", None)))))),
-        );
-        // "connect error" is already said by the text before it.
-        assert_eq!(describe(&e), "client error (Connect): tcp connect error");
-        assert_eq!(describe(&TooManyRedirects), "more than 10 redirects");
     }
 }

@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{describe, Body, HttpClient, Response, Target};
+use mcpwire_protocol::error::chain;
+
+use super::client::{Body, HttpClient, Response, Target};
 use super::options::{AuthChallenge, AuthRequest, HttpExchange, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
 use crate::{Frame, Inbound};
 
@@ -175,11 +177,11 @@ impl Shared {
                     body: String::from_utf8_lossy(&body).into_owned(),
                     status: sent.as_ref().ok().map(|r| r.status().as_u16()),
                     response_headers: sent.as_ref().map(|r| pairs(r.headers())).unwrap_or_default(),
-                    error: sent.as_ref().err().map(|e| describe(&**e)),
+                    error: sent.as_ref().err().map(|e| chain(&**e)),
                     elapsed: started.elapsed(),
                 });
             }
-            let response = sent.map_err(|e| format!("HTTP request to {url} failed: {}", describe(&*e)))?;
+            let response = sent.map_err(|e| format!("HTTP request to {url} failed: {}", chain(&*e)))?;
             let status = response.status().as_u16();
             let Some(provider) = self.options.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
                 return Ok(response);
