@@ -12,6 +12,7 @@
 //! `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, read as curl and reqwest read them) are left to
 //! reqwest, which speaks to them: a request that the variables route goes through it.
 
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 use std::pin::Pin;
@@ -89,17 +90,13 @@ impl Body {
 
     /// The whole body as text (invalid UTF-8 replaced, as reqwest's `text` without its
     /// `charset` feature); empty when it broke.
-    pub(super) async fn text(mut self) -> String {
-        let mut bytes = Vec::new();
-        while let Some(chunk) = self.chunk().await {
-            match chunk {
-                Ok(chunk) => bytes.extend_from_slice(&chunk),
-                Err(_) => return String::new(),
-            }
-        }
-        match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    pub(super) async fn text(self) -> String {
+        match self.collect().await {
+            Ok(collected) => match String::from_utf8(collected.to_bytes().into()) {
+                Ok(text) => text,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            },
+            Err(_) => String::new(),
         }
     }
 }
@@ -172,19 +169,18 @@ impl HttpClient {
         if self.proxies.intercept(&target.uri).is_some() {
             return self.send_proxied(method, target, headers, body).await;
         }
-        let mut url = std::borrow::Cow::Borrowed(&target.url);
-        let mut uri = target.uri.clone();
+        let mut at = Cow::Borrowed(target);
         let (mut method, mut headers, mut body) = (method, headers, body);
         for _ in 0..=MAX_REDIRECTS {
             let mut request = Request::new(Full::new(body.clone()));
             *request.method_mut() = method.clone();
-            *request.uri_mut() = uri.clone();
+            *request.uri_mut() = at.uri.clone();
             // Kept for a redirect: a few small copies, against reqwest's merge of its own
             // default headers into every request.
             *request.headers_mut() = headers.clone();
             let response = self.direct.request(request).await?;
             let status = response.status();
-            let Some(next) = redirect(status, &response, &url)? else {
+            let Some(next) = redirect(status, &response, &at.url)? else {
                 return Ok(response.map(Body::Direct));
             };
             match status {
@@ -202,15 +198,14 @@ impl HttpClient {
                 }
                 _ => {}
             }
-            if next.host_str() != url.host_str() || next.port_or_known_default() != url.port_or_known_default() {
+            if next.host_str() != at.url.host_str() || next.port_or_known_default() != at.url.port_or_known_default() {
                 // Credentials meant for one host are not shown to another.
                 for name in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, WWW_AUTHENTICATE] {
                     headers.remove(name);
                 }
                 headers.remove("cookie2");
             }
-            uri = next.as_str().parse()?;
-            url = std::borrow::Cow::Owned(next);
+            at = Cow::Owned(Target::new(next)?);
         }
         Err(TooManyRedirects.into())
     }

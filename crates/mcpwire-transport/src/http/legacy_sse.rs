@@ -15,7 +15,7 @@ use super::sse;
 pub(super) async fn open_sse_transport(shared: &Arc<Shared>) -> bool {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-    shared.authorize(&mut h, "GET", &shared.url).await;
+    shared.authorize(&mut h, &Method::GET, &shared.url).await;
     let Ok(r) = shared.http.send(Method::GET, &shared.url, h, Default::default()).await else { return false };
     let is_sse = r
         .headers()

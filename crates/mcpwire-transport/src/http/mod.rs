@@ -145,7 +145,7 @@ async fn drive(shared: Arc<Shared>, mut outgoing: mpsc::Receiver<Outbound>) {
         if let Ok(v) = HeaderValue::from_str(&session) {
             h.insert(names::SESSION_ID, v);
         }
-        shared.authorize(&mut h, "DELETE", &shared.url).await;
+        shared.authorize(&mut h, &HttpMethod::DELETE, &shared.url).await;
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
             shared.http.send(HttpMethod::DELETE, &shared.url, h, Default::default()),
@@ -225,11 +225,15 @@ async fn send(shared: &Arc<Shared>, msg: Outgoing, may_retry: bool) {
             if msg.id.is_some() {
                 shared.fail(msg.id.as_ref(), format!("HTTP {status} with no answer")).await;
             }
-        } else if let Some(message) = delivered(&body, msg.id.as_ref()) {
-            shared.deliver(message.unwrap_or(body)).await;
-        } else if msg.id.is_some() {
-            let snippet: String = body.chars().take(200).collect();
-            shared.fail(msg.id.as_ref(), format!("HTTP {status}: {snippet}")).await;
+        } else {
+            match delivered(body, msg.id.as_ref()) {
+                Ok(message) => shared.deliver(message).await,
+                Err(body) if msg.id.is_some() => {
+                    let snippet: String = body.chars().take(200).collect();
+                    shared.fail(msg.id.as_ref(), format!("HTTP {status}: {snippet}")).await;
+                }
+                Err(_) => {}
+            }
         }
     }
     if let Some(id) = &msg.id {
@@ -262,26 +266,25 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     serde::Deserialize::deserialize(d).map(|_: IgnoredAny| true)
 }
 
-/// What a JSON body answering a POST delivers: `None` when it is no JSON object or array;
-/// `Some(None)` when it is a message or a batch to deliver as it is; `Some(Some(text))` when
-/// it is an error naming no request (`"id": null`, or no id, as servers send with a 400
-/// before they have read the request) and the POST carried request `id`: then the error is
-/// that request's, given its id.
+/// The message a JSON body answering a POST delivers: the body as it is when it is a message
+/// or a batch, or, when it is an error naming no request (`"id": null`, or no id, as servers
+/// send with a 400 before they have read the request) and the POST carried request `id`,
+/// that error given the request's id. `Err` gives back a body that is no JSON object or
+/// array.
 ///
 /// The common answer, an object, is read once: a body that reads as [`Names`] is a whole
 /// JSON object. Anything else (a batch, an object with a member twice) is checked as
 /// [`is_message`] checks it.
-fn delivered(body: &str, id: Option<&RequestId>) -> Option<Option<String>> {
-    if body.trim_start().starts_with('{') {
-        if let Ok(names) = serde_json::from_str::<Names>(body) {
-            let names_no_request = names.id.is_none() && !names.method && names.error;
-            return Some(id.filter(|_| names_no_request).and_then(|id| with_request_id(body, id)));
-        }
-    }
-    if !is_message(body) {
-        return None;
-    }
-    Some(id.and_then(|id| with_request_id(body, id)))
+fn delivered(body: String, id: Option<&RequestId>) -> Result<String, String> {
+    let object = body.trim_start().starts_with('{');
+    let may_name_no_request = match object.then(|| serde_json::from_str::<Names>(&body)) {
+        Some(Ok(names)) => names.id.is_none() && !names.method && names.error,
+        // Read whole by `with_request_id`, which looks again.
+        _ if is_message(&body) => true,
+        _ => return Err(body),
+    };
+    let rewritten = id.filter(|_| may_name_no_request).and_then(|id| with_request_id(&body, id));
+    Ok(rewritten.unwrap_or(body))
 }
 
 /// `body` with `id` as its id, when it is an error object naming no request; `None` when it
@@ -307,12 +310,12 @@ mod tests {
         // A member twice is still JSON (read past the quick look at its members).
         for body in [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, " [1, {}]", "{}", r#"{"id":1,"id":2,"result":{}}"#] {
             assert!(is_message(body), "{body}");
-            assert_eq!(delivered(body, Some(&id)), Some(None), "{body}");
-            assert_eq!(delivered(body, None), Some(None), "{body}");
+            assert_eq!(delivered(body.into(), Some(&id)), Ok(body.to_owned()), "{body}");
+            assert_eq!(delivered(body.into(), None), Ok(body.to_owned()), "{body}");
         }
         for body in ["", "  ", "null", "1", r#""text""#, "{", r#"{"a": }"#, "[1,", "<html>", "{} {}", r#"{"id":1} x"#] {
             assert!(!is_message(body), "{body}");
-            assert_eq!(delivered(body, Some(&id)), None, "{body}");
+            assert_eq!(delivered(body.into(), Some(&id)), Err(body.to_owned()), "{body}");
         }
     }
 
@@ -320,8 +323,7 @@ mod tests {
     fn an_error_naming_no_request_is_the_posted_requests() {
         let id = RequestId::from(7);
         let answer = |body: Value| {
-            let text = body.to_string();
-            let given = delivered(&text, Some(&id)).expect("a message").unwrap_or(text);
+            let given = delivered(body.to_string(), Some(&id)).expect("a message");
             serde_json::from_str::<Value>(&given).unwrap()
         };
         let error = json!({"code": -32000, "message": "Bad Request: Server not initialized"});

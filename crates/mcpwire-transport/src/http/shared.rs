@@ -8,6 +8,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::Method as HttpMethod;
+use mcpwire_protocol::error::chain;
 use mcpwire_protocol::frame::{headers, Frame as OutFrame, FrameKind};
 use mcpwire_protocol::method::{Method, MethodName};
 use mcpwire_protocol::{ErrorObject, RequestId};
@@ -15,8 +16,6 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
-
-use mcpwire_protocol::error::chain;
 
 use super::client::{Body, HttpClient, Response, Target};
 use super::options::{AuthChallenge, AuthRequest, HttpExchange, HttpOptions, MAX_AUTH_CHALLENGES, TRANSPORT_ERROR};
@@ -134,9 +133,9 @@ impl Shared {
     }
 
     /// Puts the provider's headers (if any) into `h`; returns the `Authorization` put.
-    pub(super) async fn authorize(&self, h: &mut HeaderMap, method: &str, target: &Target) -> Option<String> {
+    pub(super) async fn authorize(&self, h: &mut HeaderMap, method: &HttpMethod, target: &Target) -> Option<String> {
         let provider = self.options.auth.as_ref()?;
-        for (name, value) in provider.headers(AuthRequest { method, url: target.url.as_str() }).await {
+        for (name, value) in provider.headers(AuthRequest { method: method.as_str(), url: target.url.as_str() }).await {
             match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
                 (Ok(n), Ok(v)) => {
                     h.insert(n, v);
@@ -161,7 +160,7 @@ impl Shared {
         loop {
             // Kept for a retry only when there is a provider to ask for one.
             let mut headers = if self.options.auth.is_some() { h.clone() } else { std::mem::take(&mut h) };
-            let authorization = self.authorize(&mut headers, "POST", url).await;
+            let authorization = self.authorize(&mut headers, &HttpMethod::POST, url).await;
             let observed = self.options.observer.as_ref().map(|_| (headers.clone(), Instant::now()));
             let sent = self.http.send(HttpMethod::POST, url, headers, body.clone()).await;
             if let (Some(observer), Some((headers, started))) = (&self.options.observer, observed) {
@@ -171,7 +170,7 @@ impl Shared {
                         .collect()
                 };
                 observer(&HttpExchange {
-                    method: "POST".into(),
+                    method: HttpMethod::POST.to_string(),
                     url: url.to_string(),
                     request_headers: pairs(&headers),
                     body: String::from_utf8_lossy(&body).into_owned(),

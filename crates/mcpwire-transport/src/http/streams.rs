@@ -72,7 +72,7 @@ pub(super) async fn read_sse(shared: &Arc<Shared>, response: Response, msg: &Out
         if let Ok(v) = HeaderValue::from_str(&last) {
             h.insert("last-event-id", v);
         }
-        shared.authorize(&mut h, "GET", &shared.url).await;
+        shared.authorize(&mut h, &Method::GET, &shared.url).await;
         match shared.http.send(Method::GET, &shared.url, h, Default::default()).await {
             Ok(r) if r.status().is_success() => response = Some(r),
             _ => break,
@@ -149,7 +149,7 @@ pub(super) fn start_get_stream(shared: Arc<Shared>) -> tokio::sync::oneshot::Rec
             if let Some(v) = last_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
                 h.insert("last-event-id", v);
             }
-            shared.authorize(&mut h, "GET", &shared.url).await;
+            shared.authorize(&mut h, &Method::GET, &shared.url).await;
             let response = tokio::select! {
                 r = shared.http.send(Method::GET, &shared.url, h, Default::default()) => r,
                 _ = shared.closed.cancelled() => break,
