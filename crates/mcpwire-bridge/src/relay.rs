@@ -108,7 +108,7 @@ fn to_error_object(e: HandlerError) -> ErrorObject {
 pub(crate) async fn relay<T, F, Fut>(router: &CallRouter, ctx: &Context, start: F) -> HandlerResult<T>
 where
     T: Send + 'static,
-    F: FnOnce(ProgressSink) -> Fut,
+    F: FnOnce(ProgressSink) -> Fut + Send + 'static,
     Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
 {
     let _handler = router.enter(ctx);
@@ -209,16 +209,19 @@ fn stop(router: &CallRouter, ctx: &Context, call: UpstreamCall, e: HandlerError)
 fn begin<T, F, Fut>(router: &CallRouter, start: F) -> UpstreamCall
 where
     T: Send + 'static,
-    F: FnOnce(ProgressSink) -> Fut,
+    F: FnOnce(ProgressSink) -> Fut + Send + 'static,
     Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
 {
     let key = router.next_key();
     let inbox = Arc::new(Inbox::default());
-    let upstream = start(ProgressSink(inbox.clone()));
+    let sink = ProgressSink(inbox.clone());
     UpstreamCall {
         key,
         inbox: InboxGuard(inbox.clone()),
-        work: Box::pin(async move { upstream.await.map(|v| Box::new(v) as Box<dyn Any + Send>) }),
+        // `start` is called in the box, at the first poll: the upstream call's future (some
+        // kilobytes: the client's whole request path) is made where it stays, where made here
+        // it was moved twice more on its way into the box (about 11 KB copied per call).
+        work: Box::pin(async move { start(sink).await.map(|v| Box::new(v) as Box<dyn Any + Send>) }),
         pending: None,
         asked: 0,
         parked_at: Instant::now(),
