@@ -2,7 +2,8 @@
 //!
 //! Reading is bounded: a line longer than the limit is skipped as it streams by (never held
 //! in memory) and reported as [`FrameError::TooLarge`]; the next line is read normally.
-//! Writing batches whatever is queued before flushing, so a burst costs one flush.
+//! Writing batches whatever is queued before flushing, and what the tasks ready at the same
+//! time queue too (the writer steps aside once for them), so a burst costs one flush.
 //!
 //! This process's own stdin and stdout, when both are pipes (as when an MCP client starts
 //! the server), are made non-blocking and driven by the runtime itself: no thread hand-over
