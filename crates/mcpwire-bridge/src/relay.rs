@@ -218,9 +218,9 @@ where
     UpstreamCall {
         key,
         inbox: InboxGuard(inbox.clone()),
-        // `start` is called in the box, at the first poll: the upstream call's future (some
-        // kilobytes: the client's whole request path) is made where it stays, where made here
-        // it was moved twice more on its way into the box (about 11 KB copied per call).
+        // `start` is called in the box, at the first poll, so that the upstream call's future
+        // (some kilobytes: the client's whole request path) is made where it stays. Made
+        // here, it was moved twice more on its way into the box (about 11 KB per call).
         work: Box::pin(async move { start(sink).await.map(|v| Box::new(v) as Box<dyn Any + Send>) }),
         pending: None,
         asked: 0,
