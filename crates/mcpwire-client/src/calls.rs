@@ -141,15 +141,16 @@ impl ClientSession {
     /// listed first if they were not): one that does not fit is [`ClientError::InvalidOutput`].
     /// [`crate::ClientBuilder::validate_outputs`] turns this off.
     pub async fn call_tool(&self, name: impl Into<String>, arguments: Value) -> Result<CallToolResult, ClientError> {
-        let name = name.into();
-        let request = ClientRequest::CallTool(call_params(name.clone(), arguments)?);
+        let request = ClientRequest::CallTool(call_params(name.into(), arguments)?);
         // A 2026-07-28 server may answer with a task (the client declared the extension):
         // followed to its end here, so that the caller gets the tool's result either way.
         let result = match self.call_with_input_answer(&request).await? {
             Ended::Result(result) => result,
             Ended::Task(created) => self.task_result(&created.task.task_id).await?,
         };
-        self.check_output(&name, &result).await?;
+        if let ClientRequest::CallTool(call) = &request {
+            self.check_output(&call.name, &result).await?;
+        }
         Ok(result)
     }
 

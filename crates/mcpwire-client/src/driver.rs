@@ -85,7 +85,8 @@ pub(crate) struct Shared {
     connecting: Mutex<Option<oneshot::Sender<Result<(), ConnectError>>>>,
     /// The open listen streams (2026-07-28), by request.
     pub(crate) listens: Mutex<HashMap<RequestId, mpsc::Sender<ServerNotification>>>,
-    /// The `Mcp-Param-*` headers each listed tool declares: `(property, header)` pairs.
+    /// The `Mcp-Param-*` headers each listed tool declares, `(property, header)` pairs, for
+    /// the tools that declare any.
     tool_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
     /// The output schemas of listed tools.
     pub(crate) outputs: Mutex<crate::outputs::OutputSchemas>,
@@ -213,6 +214,12 @@ impl Shared {
         tools.retain(|tool| {
             let pairs = schema(tool).map_or(Ok(Vec::new()), mcpwire_protocol::headers::tool_param_headers);
             match pairs {
+                // Only tools with headers are kept: a client of a server that declares
+                // none looks nothing up per call.
+                Ok(pairs) if pairs.is_empty() => {
+                    learned.remove(name(tool));
+                    true
+                }
                 Ok(pairs) => {
                     learned.insert(name(tool).to_owned(), pairs);
                     true
@@ -229,6 +236,9 @@ impl Shared {
     /// The `Mcp-Param-*` headers of a call of a listed tool, from its arguments.
     pub(crate) fn param_headers(&self, call: &mcpwire_protocol::types::CallToolParams) -> Vec<(Header, String)> {
         let known = self.tool_headers.lock();
+        if known.is_empty() {
+            return Vec::new();
+        }
         let Some(pairs) = known.get(&call.name) else { return Vec::new() };
         pairs
             .iter()

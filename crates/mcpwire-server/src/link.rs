@@ -277,7 +277,11 @@ impl Link {
     fn forget_ended_listen(&self, t: &Transmit) {
         let (Some(id), Outbound::Frame(frame)) = (&t.related, &t.out) else { return };
         if matches!(frame.kind, FrameKind::Response { .. }) && frame.answers(id) {
-            self.listens.lock().remove(id);
+            // Most connections have no listen stream: the id is not hashed then.
+            let mut listens = self.listens.lock();
+            if !listens.is_empty() {
+                listens.remove(id);
+            }
         }
     }
 

@@ -188,14 +188,19 @@ pub struct PromptEntry {
     pub scopes: Scopes,
 }
 
+/// The entries of a [`Registry`], by name. Hashed with foldhash rather than SipHash: the
+/// names are the server's own (registered by its code, or an upstream's in a gateway), so
+/// resistance to keys chosen to collide buys nothing, and every call looks its name up.
+pub type Entries<T> = IndexMap<String, T, foldhash::fast::RandomState>;
+
 /// An ordered, concurrently readable map of entries by name (insertion order is list order).
 pub struct Registry<T> {
-    entries: RwLock<IndexMap<String, T>>,
+    entries: RwLock<Entries<T>>,
 }
 
 impl<T: Clone> Default for Registry<T> {
     fn default() -> Self {
-        Self { entries: RwLock::new(IndexMap::new()) }
+        Self { entries: RwLock::new(Entries::default()) }
     }
 }
 
@@ -219,7 +224,7 @@ impl<T: Clone> Registry<T> {
     }
 
     /// Runs `f` over the entries in order, under the read lock.
-    pub fn with_all<R>(&self, f: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
+    pub fn with_all<R>(&self, f: impl FnOnce(&Entries<T>) -> R) -> R {
         f(&self.entries.read())
     }
 
