@@ -152,7 +152,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
         bail!("--inflight must be at least 1");
     }
     let server = StdioServer::start(&load.command, &load.spawn, Duration::from_secs(30)).await?;
-    let StdioServer { process, mut stdin, mut stdout, protocol, server_info } = server;
+    let StdioServer { process, mut stdin, stdout, protocol, server_info } = server;
     let pid = process.pid;
     let start = Instant::now();
     let (warm_end, end) = (start + load.warmup, start + load.warmup + load.duration);
@@ -201,28 +201,33 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
 
     let mut latencies = Latencies::new();
     let (mut calls, mut errors, mut first_error) = (0u64, 0u64, None);
-    let mut line = String::new();
+    let mut lines = stdout.lines();
     let grace = end + Duration::from_secs(30);
     loop {
-        {
+        let idle = {
             let sent = sent.lock();
             if sent.is_empty() && Instant::now() >= end {
                 break;
             }
-        }
-        line.clear();
-        let read = tokio::time::timeout_at(grace.into(), stdout.read_line(&mut line)).await;
-        let n = match read {
+            sent.is_empty()
+        };
+        // With nothing outstanding, the writer may already have stopped at the end (it checks
+        // the time after this test): wait no later than the end, then test again. `next_line`
+        // can be given up on without losing a line.
+        let deadline = if idle { end.max(Instant::now()) } else { grace };
+        let line = match tokio::time::timeout_at(deadline.into(), lines.next_line()).await {
+            Err(_) if idle => continue,
             Err(_) => {
                 first_error.get_or_insert_with(|| format!("{} calls unanswered 30 s after the end", sent.lock().len()));
                 break;
             }
-            Ok(r) => r?,
+            Ok(Ok(Some(line))) => line,
+            Ok(Ok(None)) => {
+                first_error.get_or_insert_with(|| format!("the server closed its stdout{}", process.log_hint()));
+                break;
+            }
+            Ok(Err(e)) => return Err(e.into()),
         };
-        if n == 0 {
-            first_error.get_or_insert_with(|| format!("the server closed its stdout{}", process.log_hint()));
-            break;
-        }
         let msg = line.trim_end();
         let Some(id) = reply_id(msg) else { continue };
         let Some(t0) = sent.lock().remove(&id) else { continue };

@@ -188,9 +188,11 @@ pub struct PromptEntry {
     pub scopes: Scopes,
 }
 
-/// The entries of a [`Registry`], by name. Hashed with foldhash rather than SipHash: the
-/// names are the server's own (registered by its code, or an upstream's in a gateway), so
-/// resistance to keys chosen to collide buys nothing, and every call looks its name up.
+/// The entries of a [`Registry`], by name. Hashed with foldhash rather than SipHash: the keys
+/// are the names the server registered (its code's, or in a gateway those of the upstream
+/// servers it was configured with), not its clients'. A lookup by a name a client chose cannot
+/// make entries collide: resistance to chosen keys buys nothing here, where every call looks
+/// a name up.
 pub type Entries<T> = IndexMap<String, T, foldhash::fast::RandomState>;
 
 /// An ordered, concurrently readable map of entries by name (insertion order is list order).
