@@ -214,7 +214,7 @@ pub async fn run(load: &StdioLoad) -> Result<StdioResult> {
         // With nothing outstanding, the writer may already have stopped at the end (it checks
         // the time after this test): wait no later than the end, then test again. `next_line`
         // can be given up on without losing a line.
-        let deadline = if idle { end.max(Instant::now()) } else { grace };
+        let deadline = if idle { end } else { grace };
         let line = match tokio::time::timeout_at(deadline.into(), lines.next_line()).await {
             Err(_) if idle => continue,
             Err(_) => {
